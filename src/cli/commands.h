@@ -1,0 +1,14 @@
+// The subcommands of `vsc`. Each Add*Command registers one subcommand (its flags and its
+// callback) on the top-level app; the callback's return value becomes the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace vsc::cli {
+
+// Exit code of the subcommand that ran, set by its callback.
+int& ExitCode();
+
+// --- subcommands (one line each) ---
+
+}  // namespace vsc::cli

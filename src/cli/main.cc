@@ -1,0 +1,28 @@
+// vsc: director, real server, admin, bench, loaddb and demo in one binary.
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+namespace vsc::cli {
+int& ExitCode() {
+  static int code = 0;
+  return code;
+}
+}  // namespace vsc::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"vscluster: a user-space server cluster in the tradition of LVS"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "vsc 0.1.0");
+  // --- register subcommands (one line each) ---
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vsc: %s\n", e.what());
+    return 1;
+  }
+  return vsc::cli::ExitCode();
+}
