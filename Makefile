@@ -11,7 +11,7 @@ deps:
 	@./scripts/install-deps
 
 configure: deps
-	@if [ ! -f $(BUILD)/build.ninja ]; then cmake --preset $(PRESET) >/dev/null; fi
+	@cmake --preset $(PRESET) >/dev/null
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
