@@ -1,0 +1,177 @@
+#include "common/config.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace vsc {
+namespace {
+
+std::string FlagName(const std::string& key) {
+  std::string f = "--";
+  for (char c : key) f += (c == '_') ? '-' : c;
+  return f;
+}
+
+template <typename Int>
+Status ParseInt(const std::string& text, Int* out, std::string_view what) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) {
+    return InvalidArgument(std::string(what) + ": '" + text + "' is not an integer");
+  }
+  if (v < static_cast<int64_t>(std::numeric_limits<Int>::min()) ||
+      (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<Int>::max()))) {
+    return InvalidArgument(std::string(what) + ": " + text + " is out of range");
+  }
+  *out = static_cast<Int>(v);
+  return Status::Ok();
+}
+
+std::string TomlQuote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+
+ConfigTable::Entry* ConfigTable::Find(std::string_view key) {
+  for (auto& e : entries_) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+void ConfigTable::AddFlags(CLI::App& app) {
+  app.add_option("--config", config_path_, "TOML configuration file (keys as in --print-config)");
+  app.add_flag("--print-config", print_config_, "print the effective configuration and exit");
+  for (auto& e : entries_) {
+    std::string help = e.help;
+    if (std::holds_alternative<bool*>(e.target)) {
+      e.option = app.add_option(FlagName(e.key), e.flag_value, help + " (true/false)");
+    } else {
+      e.option = app.add_option(FlagName(e.key), e.flag_value, help);
+    }
+  }
+}
+
+Status ConfigTable::SetFromText(Entry& e, const std::string& text, std::string_view origin) {
+  std::string what = std::string(origin) + " " + e.key;
+  return std::visit(
+      [&](auto* p) -> Status {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          *p = text;
+          return Status::Ok();
+        } else if constexpr (std::is_same_v<T, bool>) {
+          if (text == "true" || text == "1" || text == "yes" || text == "on") {
+            *p = true;
+          } else if (text == "false" || text == "0" || text == "no" || text == "off") {
+            *p = false;
+          } else {
+            return InvalidArgument(what + ": '" + text + "' is not true or false");
+          }
+          return Status::Ok();
+        } else if constexpr (std::is_same_v<T, double>) {
+          try {
+            size_t used = 0;
+            double v = std::stod(text, &used);
+            if (used != text.size()) throw std::invalid_argument("trailing");
+            *p = v;
+          } catch (const std::exception&) {
+            return InvalidArgument(what + ": '" + text + "' is not a number");
+          }
+          return Status::Ok();
+        } else {
+          return ParseInt(text, p, what);
+        }
+      },
+      e.target);
+}
+
+Status ConfigTable::LoadTomlText(std::string_view text, std::string_view origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& err) {
+    std::ostringstream m;
+    m << origin << ":" << err.source().begin.line << ": " << err.description();
+    return InvalidArgument(m.str());
+  }
+  const toml::table* table = &root;
+  if (auto* sec = root[section_].as_table()) table = sec;
+  for (auto&& [k, node] : *table) {
+    std::string key(k.str());
+    if (table == &root && key == section_) continue;
+    Entry* e = Find(key);
+    if (e == nullptr) {
+      return InvalidArgument(std::string(origin) + ": unknown key '" + key +
+                             "' (see --print-config for the valid keys)");
+    }
+    std::string value;
+    if (auto s = node.value<std::string>(); s && node.is_string()) {
+      value = *s;
+    } else if (node.is_boolean()) {
+      value = *node.value<bool>() ? "true" : "false";
+    } else if (node.is_integer()) {
+      value = std::to_string(*node.value<int64_t>());
+    } else if (node.is_floating_point()) {
+      std::ostringstream o;
+      o << *node.value<double>();
+      value = o.str();
+    } else {
+      return InvalidArgument(std::string(origin) + ": key '" + key + "' must be a scalar");
+    }
+    VSC_RETURN_IF_ERROR(SetFromText(*e, value, origin));
+  }
+  return Status::Ok();
+}
+
+Status ConfigTable::Finish() {
+  if (!config_path_.empty()) {
+    std::ifstream in(config_path_);
+    if (!in) return IoError("cannot read config file " + config_path_);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    VSC_RETURN_IF_ERROR(LoadTomlText(buf.str(), config_path_));
+  }
+  for (auto& e : entries_) {
+    if (e.option != nullptr && e.option->count() > 0) {
+      VSC_RETURN_IF_ERROR(SetFromText(e, e.flag_value, "flag"));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string ConfigTable::ToToml() const {
+  std::ostringstream o;
+  o << "[" << section_ << "]\n";
+  for (const auto& e : entries_) {
+    o << "# " << e.help << "\n" << e.key << " = ";
+    std::visit(
+        [&](auto* p) {
+          using T = std::remove_pointer_t<decltype(p)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            o << TomlQuote(*p);
+          } else if constexpr (std::is_same_v<T, bool>) {
+            o << (*p ? "true" : "false");
+          } else {
+            o << *p;
+          }
+        },
+        e.target);
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace vsc

@@ -1,0 +1,87 @@
+#include "common/config.h"
+
+#include <gtest/gtest.h>
+
+namespace vsc {
+namespace {
+
+struct Cfg {
+  std::string host = "127.0.0.1";
+  uint16_t port = 7000;
+  uint32_t silent_after = 2;
+  double ref_ms = 700;
+  bool insecure = false;
+  ConfigTable table{"director"};
+  Cfg() {
+    table.Bind("host", &host, "address to bind");
+    table.Bind("port", &port, "port");
+    table.Bind("silent_after", &silent_after, "missed heartbeats before SILENT");
+    table.Bind("ref_ms", &ref_ms, "dwlc reference");
+    table.Bind("insecure", &insecure, "run without a key");
+  }
+};
+
+Status Parse(Cfg& c, std::vector<std::string> args) {
+  CLI::App app;
+  c.table.AddFlags(app);
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  app.parse(rev);
+  return c.table.Finish();
+}
+
+TEST(ConfigTest, DefaultsThenFileThenFlags) {
+  Cfg c;
+  ASSERT_TRUE(c.table
+                  .LoadTomlText("[director]\nport = 8000\nsilent_after = 3\ninsecure = true\n",
+                                "test.toml")
+                  .ok());
+  EXPECT_EQ(c.port, 8000);
+  EXPECT_EQ(c.silent_after, 3u);
+  EXPECT_TRUE(c.insecure);
+  ASSERT_TRUE(Parse(c, {"--port", "9000", "--ref-ms", "650.5"}).ok());
+  EXPECT_EQ(c.port, 9000);          // flag wins over the file
+  EXPECT_EQ(c.silent_after, 3u);    // file value kept
+  EXPECT_DOUBLE_EQ(c.ref_ms, 650.5);
+  EXPECT_EQ(c.host, "127.0.0.1");   // default kept
+}
+
+TEST(ConfigTest, TopLevelKeysAreAccepted) {
+  Cfg c;
+  ASSERT_TRUE(c.table.LoadTomlText("port = 1234\n", "t").ok());
+  EXPECT_EQ(c.port, 1234);
+}
+
+TEST(ConfigTest, ErrorsAreClear) {
+  Cfg c;
+  Status unknown = c.table.LoadTomlText("[director]\nprot = 1\n", "x.toml");
+  EXPECT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.message().find("unknown key 'prot'"), std::string::npos);
+  Status range = c.table.LoadTomlText("port = 70000\n", "x.toml");
+  EXPECT_FALSE(range.ok());
+  EXPECT_NE(range.message().find("out of range"), std::string::npos);
+  Status syntax = c.table.LoadTomlText("port = = 1\n", "x.toml");
+  EXPECT_FALSE(syntax.ok());
+  EXPECT_NE(syntax.message().find("x.toml:1"), std::string::npos);
+  Cfg d;
+  Status flag = Parse(d, {"--insecure", "maybe"});
+  EXPECT_FALSE(flag.ok());
+  EXPECT_NE(flag.message().find("not true or false"), std::string::npos);
+}
+
+TEST(ConfigTest, PrintedConfigLoadsBackToTheSameValues) {
+  Cfg a;
+  a.host = "10.0.0.1 \"quoted\"";
+  a.port = 4242;
+  a.ref_ms = 123.25;
+  a.insecure = true;
+  std::string text = a.table.ToToml();
+  Cfg b;
+  ASSERT_TRUE(b.table.LoadTomlText(text, "printed").ok()) << text;
+  EXPECT_EQ(b.host, a.host);
+  EXPECT_EQ(b.port, 4242);
+  EXPECT_DOUBLE_EQ(b.ref_ms, 123.25);
+  EXPECT_TRUE(b.insecure);
+}
+
+}  // namespace
+}  // namespace vsc
