@@ -1,0 +1,51 @@
+#include "membership/state.h"
+
+namespace vsc::membership {
+
+std::string_view StateName(State state) {
+  switch (state) {
+    case State::kJoining: return "JOINING";
+    case State::kCatchingUp: return "CATCHING_UP";
+    case State::kActive: return "ACTIVE";
+    case State::kBusy: return "BUSY";
+    case State::kSilent: return "SILENT";
+    case State::kDown: return "DOWN";
+    case State::kDraining: return "DRAINING";
+    case State::kRemoved: return "REMOVED";
+  }
+  return "UNKNOWN";
+}
+
+bool AcceptsNewWork(State state) { return state == State::kActive; }
+
+bool IsLive(State state) { return state != State::kDown && state != State::kRemoved; }
+
+bool IsAllowedTransition(State from, State to) {
+  using S = State;
+  if (from == to) return false;  // a transition is a change
+  switch (from) {
+    case S::kRemoved:  // first registration
+      return to == S::kJoining;
+    case S::kJoining:  // first heartbeat (possibly FULL), catch-up, death, drain
+      return to == S::kCatchingUp || to == S::kActive || to == S::kBusy || to == S::kDown ||
+             to == S::kDraining;
+    case S::kCatchingUp:
+      return to == S::kActive || to == S::kJoining || to == S::kDown || to == S::kDraining;
+    case S::kActive:
+      return to == S::kBusy || to == S::kSilent || to == S::kJoining || to == S::kDown ||
+             to == S::kDraining;
+    case S::kBusy:
+      return to == S::kActive || to == S::kSilent || to == S::kJoining || to == S::kDown ||
+             to == S::kDraining;
+    case S::kSilent:  // heartbeats resume (possibly FULL), restart, death, drain
+      return to == S::kActive || to == S::kBusy || to == S::kJoining || to == S::kDown ||
+             to == S::kDraining;
+    case S::kDown:
+      return to == S::kJoining || to == S::kRemoved;
+    case S::kDraining:
+      return to == S::kDown || to == S::kRemoved;
+  }
+  return false;
+}
+
+}  // namespace vsc::membership
