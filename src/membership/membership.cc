@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <utility>
 
-
 namespace vsc::membership {
 
 Status ValidateConfig(const Config& config) {
@@ -15,9 +14,9 @@ Status ValidateConfig(const Config& config) {
     return InvalidArgument("membership: heartbeat_interval must be positive");
   }
   if (config.silent_after < 1) {
-    return InvalidArgument(fmt::format(
-        "membership: silent_after is {}; it must be at least 1 missed heartbeat",
-        config.silent_after));
+    return InvalidArgument(
+        fmt::format("membership: silent_after is {}; it must be at least 1 missed heartbeat",
+                    config.silent_after));
   }
   if (config.down_after < config.silent_after) {
     return InvalidArgument(fmt::format(

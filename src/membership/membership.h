@@ -41,13 +41,11 @@
 
 namespace vsc::membership {
 
-using namespace std::chrono_literals;
-
 // ipvsadm's limit ("valid values of weight are 0 through to 65535").
 inline constexpr uint32_t kMaxWeight = 65535;
 
 struct Config {
-  Duration heartbeat_interval = 200ms;
+  Duration heartbeat_interval = std::chrono::milliseconds(200);
   int silent_after = 2;  // missed periods before SILENT (M)
   int down_after = 5;    // missed periods before DOWN (N)
 };
@@ -63,10 +61,11 @@ struct Counters {
   // transitions[from][to], indexed by the State's value.
   std::array<std::array<uint64_t, kStateCount>, kStateCount> transitions{};
   uint64_t heartbeats_accepted = 0;
-  uint64_t heartbeats_unknown = 0;  // no registration for that id, or a newer unregistered incarnation
-  uint64_t heartbeats_stale = 0;    // older incarnation, DOWN incarnation, or counter not increasing
-  uint64_t registrations = 0;         // accepted
-  uint64_t registrations_stale = 0;   // older incarnation than the one held: ignored
+  uint64_t heartbeats_unknown =
+      0;  // no registration for that id, or a newer unregistered incarnation
+  uint64_t heartbeats_stale = 0;  // older incarnation, DOWN incarnation, or counter not increasing
+  uint64_t registrations = 0;     // accepted
+  uint64_t registrations_stale = 0;  // older incarnation than the one held: ignored
 
   uint64_t Transitions(State from, State to) const {
     return transitions[static_cast<size_t>(from)][static_cast<size_t>(to)];
@@ -90,8 +89,7 @@ class Membership {
   std::vector<Transition> OnSessionClosed(std::string_view id, TimePoint now);
   // Same, but ignored when `incarnation` is older than the registered one: the old session of a
   // restarted server may close after the new one registered.
-  std::vector<Transition> OnSessionClosed(std::string_view id, uint64_t incarnation,
-                                          TimePoint now);
+  std::vector<Transition> OnSessionClosed(std::string_view id, uint64_t incarnation, TimePoint now);
 
   // Missed-heartbeat detection; call at least once per heartbeat interval.
   std::vector<Transition> Tick(TimePoint now);

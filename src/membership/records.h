@@ -34,7 +34,7 @@ struct Registration {
 
 // What a heartbeat says about the server's load (DESIGN.md §5).
 struct Load {
-  double run_queue = 0;    // /proc/loadavg run-queue length
+  double run_queue = 0;  // /proc/loadavg run-queue length
   double cpu_pct = 0;
   uint32_t in_flight = 0;  // requests being served
   double queue_fill = 0;   // 0..1

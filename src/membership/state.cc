@@ -4,14 +4,22 @@ namespace vsc::membership {
 
 std::string_view StateName(State state) {
   switch (state) {
-    case State::kJoining: return "JOINING";
-    case State::kCatchingUp: return "CATCHING_UP";
-    case State::kActive: return "ACTIVE";
-    case State::kBusy: return "BUSY";
-    case State::kSilent: return "SILENT";
-    case State::kDown: return "DOWN";
-    case State::kDraining: return "DRAINING";
-    case State::kRemoved: return "REMOVED";
+    case State::kJoining:
+      return "JOINING";
+    case State::kCatchingUp:
+      return "CATCHING_UP";
+    case State::kActive:
+      return "ACTIVE";
+    case State::kBusy:
+      return "BUSY";
+    case State::kSilent:
+      return "SILENT";
+    case State::kDown:
+      return "DOWN";
+    case State::kDraining:
+      return "DRAINING";
+    case State::kRemoved:
+      return "REMOVED";
   }
   return "UNKNOWN";
 }

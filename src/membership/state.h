@@ -2,7 +2,8 @@
 //
 //   (absent = REMOVED) -> JOINING -> [CATCHING_UP ->] ACTIVE <-> BUSY
 //   ACTIVE/BUSY -> SILENT (M missed heartbeats) -> DOWN (N missed, session closed, DOWN flag)
-//   any live state -> DRAINING (operator) -> REMOVED;  DOWN -> REMOVED;  DOWN -> JOINING (re-register)
+//   any live state -> DRAINING (operator) -> REMOVED;  DOWN -> REMOVED;  DOWN -> JOINING
+//   (re-register)
 //
 // Only ACTIVE takes new work. Plain values: no threads, no allocation.
 #pragma once

@@ -128,8 +128,10 @@ TEST(HealthCheckTest, RandomOutcomesMatchTheStreakRule) {
 
 TEST(HealthCheckTest, ValidationRejectsNonsense) {
   EXPECT_TRUE(ValidateHealthCheckConfig(HealthCheckConfig{}).ok());
-  EXPECT_FALSE(ValidateHealthCheckConfig(HealthCheckConfig{Duration::zero(), milliseconds(1), 2, 3}).ok());
-  EXPECT_FALSE(ValidateHealthCheckConfig(HealthCheckConfig{milliseconds(1), Duration::zero(), 2, 3}).ok());
+  EXPECT_FALSE(
+      ValidateHealthCheckConfig(HealthCheckConfig{Duration::zero(), milliseconds(1), 2, 3}).ok());
+  EXPECT_FALSE(
+      ValidateHealthCheckConfig(HealthCheckConfig{milliseconds(1), Duration::zero(), 2, 3}).ok());
   EXPECT_FALSE(ValidateHealthCheckConfig(Cfg(0, 3)).ok());
   EXPECT_FALSE(ValidateHealthCheckConfig(Cfg(2, 0)).ok());
 }

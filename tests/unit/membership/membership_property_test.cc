@@ -80,6 +80,10 @@ Outcome RunRandom(uint64_t seed, const Config& config) {
       ts = m.Register(reg, now);
       if (!rec) expect_after = State::kJoining;
       if (rec && reg.incarnation < inc) expect_after = rec->state;
+      if (rec && ((reg.incarnation > inc && rec->state != State::kDraining) ||
+                  (reg.incarnation >= inc && rec->state == State::kDown))) {
+        expect_after = State::kJoining;
+      }
     } else if (kind < 60) {  // heartbeat
       Heartbeat hb;
       hb.id = id;
@@ -153,8 +157,8 @@ Outcome RunRandom(uint64_t seed, const Config& config) {
       }
       auto bi = before.find(sid), ai = after.find(sid);
       if (bi != before.end() && ai != after.end()) {
-        changed |= b != a || bi->second.weight != ai->second.weight ||
-                   !(bi->second.reg == ai->second.reg);
+        changed |=
+            b != a || bi->second.weight != ai->second.weight || !(bi->second.reg == ai->second.reg);
       }
     }
     if (expect_after) {

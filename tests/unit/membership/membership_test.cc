@@ -103,8 +103,8 @@ TEST(MembershipTest, FirstHeartbeatWithFullGoesStraightToBusy) {
 // SILENT exactly at M periods after the last heartbeat and DOWN exactly at N, not a nanosecond
 // earlier, for several configurations.
 TEST(MembershipTest, SilentAfterMAndDownAfterNPeriodsExactly) {
-  for (auto [interval_ms, m_missed, n_missed] :
-       {std::tuple{200, 2, 5}, std::tuple{100, 1, 3}, std::tuple{50, 3, 3}, std::tuple{1000, 2, 10}}) {
+  for (auto [interval_ms, m_missed, n_missed] : {std::tuple{200, 2, 5}, std::tuple{100, 1, 3},
+                                                 std::tuple{50, 3, 3}, std::tuple{1000, 2, 10}}) {
     SCOPED_TRACE(testing::Message() << interval_ms << "ms M=" << m_missed << " N=" << n_missed);
     Config c{milliseconds(interval_ms), m_missed, n_missed};
     Membership m = ActiveServer(c);
@@ -152,9 +152,9 @@ TEST(MembershipTest, HeartbeatsKeepServerActiveAndSilentRecovers) {
   }
   const int64_t last = 3000;
   ExpectOne(m.Tick(T(last + 400)), State::kActive, State::kSilent);
-  EXPECT_EQ(ExpectOne(m.OnHeartbeat(Hb("rs1", 1, 100), T(last + 500)), State::kSilent,
-                      State::kActive),
-            "heartbeats resumed");
+  EXPECT_EQ(
+      ExpectOne(m.OnHeartbeat(Hb("rs1", 1, 100), T(last + 500)), State::kSilent, State::kActive),
+      "heartbeats resumed");
   // The clock restarts from the resumed heartbeat.
   EXPECT_TRUE(m.Tick(T(last + 899)).empty());
   ExpectOne(m.Tick(T(last + 900)), State::kActive, State::kSilent);
@@ -213,8 +213,8 @@ TEST(MembershipTest, FullFlagMovesToBusyAndBack) {
 
 TEST(MembershipTest, DownFlagMarksDownAtOnce) {
   Membership m = ActiveServer();
-  EXPECT_EQ(ExpectOne(m.OnHeartbeat(Hb("rs1", 1, 2, false, /*down=*/true), T(100)),
-                      State::kActive, State::kDown),
+  EXPECT_EQ(ExpectOne(m.OnHeartbeat(Hb("rs1", 1, 2, false, /*down=*/true), T(100)), State::kActive,
+                      State::kDown),
             "server reports DOWN");
   // The DOWN flag wins over FULL, from BUSY and from DRAINING too.
   Membership b = ActiveServer();
@@ -233,16 +233,17 @@ TEST(MembershipTest, StaleAndUnknownHeartbeatsAreIgnoredAndCounted) {
   const ServerRecord before = *m.Find("rs1");
 
   EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 4, 99, false, true), T(20)).empty());  // older incarnation
-  EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 5, 10), T(30)).empty());  // duplicate counter
-  EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 5, 9), T(40)).empty());   // reordered
-  EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 6, 1), T(50)).empty());   // unregistered incarnation
-  EXPECT_TRUE(m.OnHeartbeat(Hb("rs9", 1, 1), T(60)).empty());   // unknown id
+  EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 5, 10), T(30)).empty());               // duplicate counter
+  EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 5, 9), T(40)).empty());                // reordered
+  EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 6, 1), T(50)).empty());  // unregistered incarnation
+  EXPECT_TRUE(m.OnHeartbeat(Hb("rs9", 1, 1), T(60)).empty());  // unknown id
 
   EXPECT_EQ(m.counters().heartbeats_stale, 3u);
   EXPECT_EQ(m.counters().heartbeats_unknown, 2u);
   EXPECT_EQ(m.counters().heartbeats_accepted, 1u);
   EXPECT_EQ(m.version(), v);
-  EXPECT_EQ(m.Find("rs1")->last_heartbeat, before.last_heartbeat);  // stale ones do not keep it alive
+  EXPECT_EQ(m.Find("rs1")->last_heartbeat,
+            before.last_heartbeat);  // stale ones do not keep it alive
   EXPECT_EQ(m.Find("rs1")->heartbeats, before.heartbeats);
   EXPECT_EQ(m.size(), 1u);
   ExpectOne(m.Tick(T(410)), State::kActive, State::kSilent);

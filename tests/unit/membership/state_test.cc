@@ -8,7 +8,7 @@
 namespace vsc::membership {
 namespace {
 
-constexpr State kAll[] = {State::kJoining, State::kCatchingUp, State::kActive, State::kBusy,
+constexpr State kAll[] = {State::kJoining, State::kCatchingUp, State::kActive,   State::kBusy,
                           State::kSilent,  State::kDown,       State::kDraining, State::kRemoved};
 
 TEST(StateTest, NamesAreTheDocumentedOnesAndDistinct) {
