@@ -1,0 +1,43 @@
+// Reads the test vectors printed in docs/protocol.md, so tests check the document against the
+// code: every "```hex <name>" block, as bytes, by name.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace vsc::proto::testing {
+
+inline std::map<std::string, std::vector<uint8_t>> ProtocolDocVectors() {
+  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../../docs/protocol.md";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::map<std::string, std::vector<uint8_t>> out;
+  std::string line, name;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside && line.rfind("```hex ", 0) == 0) {
+      name = line.substr(7);
+      inside = true;
+      out[name];
+    } else if (inside && line.rfind("```", 0) == 0) {
+      inside = false;
+    } else if (inside) {
+      std::istringstream words(line);
+      std::string w;
+      while (words >> w) {
+        EXPECT_EQ(w.size(), 2u) << "in block " << name << ": " << w;
+        out[name].push_back(static_cast<uint8_t>(std::stoul(w, nullptr, 16)));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace vsc::proto::testing
