@@ -1,0 +1,101 @@
+#include "client/lookup_target.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <memory>
+
+namespace vsc::client {
+
+std::string LookupTarget::ToString() const {
+  return std::string(transport == Transport::kUdp ? "udp://" : "tcp://") + host + ":" +
+         std::to_string(port);
+}
+
+Result<LookupTarget> ParseLookupTarget(std::string_view text) {
+  const std::string shape = "; expected udp://HOST:PORT or tcp://HOST:PORT";
+  LookupTarget t;
+  std::string_view rest;
+  if (text.starts_with("udp://")) {
+    t.transport = Transport::kUdp;
+    rest = text.substr(6);
+  } else if (text.starts_with("tcp://")) {
+    t.transport = Transport::kTcp;
+    rest = text.substr(6);
+  } else {
+    return InvalidArgument("target '" + std::string(text) + "' has no udp:// or tcp:// scheme" +
+                           shape);
+  }
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return InvalidArgument("target '" + std::string(text) + "' lacks HOST:PORT" + shape);
+  }
+  t.host = std::string(rest.substr(0, colon));
+  const std::string_view port = rest.substr(colon + 1);
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535) {
+    return InvalidArgument("target '" + std::string(text) + "' has a bad port '" +
+                           std::string(port) + "' (1..65535)");
+  }
+  t.port = static_cast<uint16_t>(value);
+  return t;
+}
+
+Result<sockaddr_in> ResolveIPv4(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || res == nullptr) {
+    return Unavailable("cannot resolve '" + host + "' to an IPv4 address: " + gai_strerror(rc));
+  }
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owner(res, &::freeaddrinfo);
+  sockaddr_in addr = *reinterpret_cast<const sockaddr_in*>(res->ai_addr);
+  addr.sin_port = htons(port);
+  return addr;
+}
+
+std::string FormatAddress(const sockaddr_in& addr) {
+  char buf[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof(buf));
+  return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
+}
+
+Status CheckLookupIds(std::span<const uint64_t> ids) {
+  if (ids.empty() || ids.size() > proto::kMaxLookupIds) {
+    return InvalidArgument("lookup of " + std::to_string(ids.size()) +
+                           " ids refused: send 1 to 10 ids per request");
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<proto::LookupAnswer>> AnswersFromResponse(proto::LookupResponse response,
+                                                             std::span<const uint64_t> asked) {
+  switch (response.status) {
+    case proto::LookupStatus::kOk:
+      break;
+    case proto::LookupStatus::kBadRequest:
+      return InvalidArgument("lookup refused by the server as a bad request");
+    case proto::LookupStatus::kOverloaded:
+      return ResourceExhausted("lookup refused: server overloaded; retry later or slow down");
+    case proto::LookupStatus::kInternal:
+      return Internal("lookup failed with an internal error on the server");
+  }
+  if (response.answers.size() != asked.size()) {
+    return DataLoss("lookup answer has " + std::to_string(response.answers.size()) +
+                    " answers for " + std::to_string(asked.size()) + " ids asked");
+  }
+  for (size_t i = 0; i < asked.size(); ++i) {
+    if (response.answers[i].id != asked[i]) {
+      return DataLoss("lookup answer " + std::to_string(i) + " is for id " +
+                      std::to_string(response.answers[i].id) + ", not the id asked " +
+                      std::to_string(asked[i]));
+    }
+  }
+  return std::move(response.answers);
+}
+
+}  // namespace vsc::client

@@ -1,0 +1,49 @@
+// Where lookups go: "udp://HOST:PORT" or "tcp://HOST:PORT", resolved to one IPv4 address
+// (the dr forward header carries IPv4 only). Also the shared helpers the lookup clients and
+// the load generator use to turn a decoded response into answers or an error.
+//
+// Pure except ResolveIPv4 (getaddrinfo, blocking). Thread safe.
+#pragma once
+
+#include <netinet/in.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "proto/lookup_codec.h"
+
+namespace vsc::client {
+
+enum class Transport { kUdp, kTcp };
+
+struct LookupTarget {
+  Transport transport = Transport::kUdp;
+  std::string host;
+  uint16_t port = 0;
+
+  std::string ToString() const;  // "udp://127.0.0.1:7000"
+};
+
+// Parses "udp://HOST:PORT" or "tcp://HOST:PORT" (HOST a name or dotted IPv4, PORT 1..65535).
+Result<LookupTarget> ParseLookupTarget(std::string_view text);
+
+// Resolves HOST to its first IPv4 address; refuses names with no IPv4 address.
+Result<sockaddr_in> ResolveIPv4(const std::string& host, uint16_t port);
+
+// "127.0.0.1:7000"
+std::string FormatAddress(const sockaddr_in& addr);
+
+// Checks a request's id list (1..kMaxLookupIds ids) before anything is sent.
+Status CheckLookupIds(std::span<const uint64_t> ids);
+
+// The answers of a response to `asked` ids, or the status it carries as an error:
+// bad request -> InvalidArgument, overloaded -> ResourceExhausted, internal -> Internal, and
+// DataLoss when the answers do not match the ids asked (count or order).
+Result<std::vector<proto::LookupAnswer>> AnswersFromResponse(proto::LookupResponse response,
+                                                             std::span<const uint64_t> asked);
+
+}  // namespace vsc::client

@@ -1,0 +1,103 @@
+#include "client/udp_lookup_client.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+
+#include "client/lookup_target.h"
+
+namespace vsc::client {
+namespace {
+
+const Clock& DefaultClock() {
+  static const RealClock clock;
+  return clock;
+}
+
+}  // namespace
+
+Result<UdpLookupClient> UdpLookupClient::Connect(const std::string& host, uint16_t port,
+                                                 Duration timeout, int retries,
+                                                 const Clock* clock) {
+  if (timeout <= Duration::zero()) return InvalidArgument("lookup timeout must be positive");
+  if (retries < 0) return InvalidArgument("lookup retries must be 0 or more");
+  VSC_ASSIGN_OR_RETURN(sockaddr_in target, ResolveIPv4(host, port));
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return ErrnoStatus("socket(udp)", errno);
+  // Bind now so the local port is known before the first send (tests and logs read it).
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
+    return ErrnoStatus("bind(udp)", errno);
+  }
+  socklen_t len = sizeof(local);
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len);
+  return UdpLookupClient(std::move(fd), target, timeout, retries,
+                         clock != nullptr ? clock : &DefaultClock(), ntohs(local.sin_port));
+}
+
+UdpLookupClient::UdpLookupClient(UniqueFd fd, sockaddr_in target, Duration timeout, int retries,
+                                 const Clock* clock, uint16_t local_port)
+    : fd_(std::move(fd)),
+      target_(target),
+      timeout_(timeout),
+      retries_(retries),
+      clock_(clock),
+      local_port_(local_port) {}
+
+Result<std::vector<proto::LookupAnswer>> UdpLookupClient::Lookup(std::span<const uint64_t> ids) {
+  VSC_RETURN_IF_ERROR(CheckLookupIds(ids));
+  const proto::LookupRequest request = proto::LookupRequest::Of(next_request_id_++, ids);
+  std::array<uint8_t, proto::kMaxRequestSize> buf;
+  const size_t n = proto::EncodeRequest(request, buf);
+  for (int attempt = 0; attempt <= retries_; ++attempt) {
+    if (attempt > 0) ++retransmissions_;
+    if (::sendto(fd_.get(), buf.data(), n, 0, reinterpret_cast<const sockaddr*>(&target_),
+                 sizeof(target_)) < 0) {
+      return ErrnoStatus("sendto " + FormatAddress(target_), errno);
+    }
+    auto answer = AwaitAnswer(request.request_id, clock_->Now() + timeout_);
+    if (answer.ok()) return AnswersFromResponse(std::move(answer).value(), ids);
+    if (answer.status().code() != Code::kUnavailable) return answer.status();
+  }
+  return Unavailable("lookup: no answer to a request sent to " + FormatAddress(target_) +
+                     " within " + std::to_string(static_cast<int64_t>(ToMillis(timeout_))) + " ms after " +
+                     std::to_string(retries_ + 1) + " attempts");
+}
+
+Result<proto::LookupResponse> UdpLookupClient::AwaitAnswer(uint64_t request_id,
+                                                           TimePoint deadline) {
+  std::array<uint8_t, proto::kMaxLookupDatagram> buf;
+  for (;;) {
+    const Duration left = deadline - clock_->Now();
+    if (left <= Duration::zero()) return Unavailable("timed out");
+    pollfd pfd{fd_.get(), POLLIN, 0};
+    const timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
+                      static_cast<long>(left.count() % 1'000'000'000)};
+    const int rc = ::ppoll(&pfd, 1, &ts, nullptr);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("poll(udp)", errno);
+    }
+    if (rc == 0) continue;  // the deadline check above ends the wait
+    // Any source is fine: in dr mode the real server, not the director, answers.
+    const ssize_t got = ::recvfrom(fd_.get(), buf.data(), buf.size(), MSG_DONTWAIT, nullptr,
+                                   nullptr);
+    if (got < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+      // ECONNREFUSED from an earlier ICMP error says nothing about this request; keep waiting.
+      if (errno == ECONNREFUSED) continue;
+      return ErrnoStatus("recvfrom(udp)", errno);
+    }
+    auto response = proto::DecodeResponse(std::span(buf.data(), static_cast<size_t>(got)));
+    if (!response.ok() || response->request_id != request_id) {
+      ++stale_answers_;
+      continue;
+    }
+    return std::move(response).value();
+  }
+}
+
+}  // namespace vsc::client

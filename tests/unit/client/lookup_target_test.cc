@@ -1,0 +1,73 @@
+#include "client/lookup_target.h"
+
+#include <gtest/gtest.h>
+
+namespace vsc::client {
+namespace {
+
+TEST(LookupTargetTest, ParsesBothSchemes) {
+  auto u = ParseLookupTarget("udp://127.0.0.1:7000");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->transport, Transport::kUdp);
+  EXPECT_EQ(u->host, "127.0.0.1");
+  EXPECT_EQ(u->port, 7000);
+  EXPECT_EQ(u->ToString(), "udp://127.0.0.1:7000");
+  auto t = ParseLookupTarget("tcp://localhost:65535");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->transport, Transport::kTcp);
+  EXPECT_EQ(t->host, "localhost");
+  EXPECT_EQ(t->port, 65535);
+}
+
+TEST(LookupTargetTest, RefusesMalformedTargetsWithAHint) {
+  for (const char* bad : {"127.0.0.1:7000", "http://h:1", "udp://h", "udp://:80", "udp://h:0",
+                          "udp://h:65536", "udp://h:12x", "tcp://h:", "udp://h:-1"}) {
+    auto r = ParseLookupTarget(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(bad), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(LookupTargetTest, ResolvesLoopbackAndRefusesUnknownNames) {
+  auto a = ResolveIPv4("127.0.0.1", 9);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(FormatAddress(*a), "127.0.0.1:9");
+  EXPECT_FALSE(ResolveIPv4("no-such-host.invalid", 9).ok());
+}
+
+TEST(LookupTargetTest, CheckLookupIdsAllowsOneToTen) {
+  std::vector<uint64_t> ids;
+  EXPECT_FALSE(CheckLookupIds(ids).ok());
+  for (int n = 1; n <= 10; ++n) {
+    ids.push_back(n);
+    EXPECT_TRUE(CheckLookupIds(ids).ok()) << n;
+  }
+  ids.push_back(11);
+  EXPECT_EQ(CheckLookupIds(ids).message(), "lookup of 11 ids refused: send 1 to 10 ids per request");
+}
+
+TEST(LookupTargetTest, AnswersFromResponseMapsStatusesAndChecksIds) {
+  const uint64_t asked[] = {3, 4};
+  using proto::LookupStatus;
+  const std::pair<LookupStatus, Code> cases[] = {{LookupStatus::kBadRequest, Code::kInvalidArgument},
+                                                 {LookupStatus::kOverloaded, Code::kResourceExhausted},
+                                                 {LookupStatus::kInternal, Code::kInternal}};
+  for (const auto& [status, code] : cases) {
+    auto r = AnswersFromResponse({1, status, {}}, asked);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), code);
+  }
+  auto good = AnswersFromResponse({1, LookupStatus::kOk, {{3, true, "a"}, {4, false, ""}}}, asked);
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(good->at(0).node, "a");
+  EXPECT_EQ(AnswersFromResponse({1, LookupStatus::kOk, {{3, true, "a"}}}, asked).status().code(),
+            Code::kDataLoss);
+  EXPECT_EQ(AnswersFromResponse({1, LookupStatus::kOk, {{4, false, ""}, {3, true, "a"}}}, asked)
+                .status()
+                .code(),
+            Code::kDataLoss);
+}
+
+}  // namespace
+}  // namespace vsc::client
