@@ -1,0 +1,103 @@
+#include "net/endpoint.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <cstring>
+
+namespace vsc::net {
+namespace {
+
+Result<asio::ip::address_v4> ParseHost(std::string_view host, std::string_view whole) {
+  if (host.empty() || host == "*") return asio::ip::address_v4::any();
+  if (host == "localhost") return asio::ip::address_v4::loopback();
+  std::string h(host);
+  in_addr a{};
+  if (::inet_pton(AF_INET, h.c_str(), &a) == 1) {
+    return asio::ip::address_v4(ntohl(a.s_addr));
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* res = nullptr;
+  int rc = ::getaddrinfo(h.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || res == nullptr) {
+    return InvalidArgument("endpoint \"" + std::string(whole) + "\": cannot resolve host \"" + h +
+                           "\" to an IPv4 address (" + ::gai_strerror(rc) +
+                           "); use a dotted IPv4 address");
+  }
+  auto* sin = reinterpret_cast<sockaddr_in*>(res->ai_addr);
+  asio::ip::address_v4 out(ntohl(sin->sin_addr.s_addr));
+  ::freeaddrinfo(res);
+  return out;
+}
+
+struct HostPort {
+  asio::ip::address_v4 address;
+  uint16_t port;
+};
+
+Result<HostPort> Parse(std::string_view s) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos) {
+    return InvalidArgument("endpoint \"" + std::string(s) +
+                           "\": missing port; write host:port, e.g. 127.0.0.1:9000");
+  }
+  std::string_view host = s.substr(0, colon);
+  std::string_view port_str = s.substr(colon + 1);
+  if (host.find(':') != std::string_view::npos || host.find('[') != std::string_view::npos) {
+    return InvalidArgument("endpoint \"" + std::string(s) +
+                           "\": IPv6 is not supported; use an IPv4 address");
+  }
+  unsigned port = 0;
+  auto [ptr, ec] = std::from_chars(port_str.data(), port_str.data() + port_str.size(), port);
+  if (port_str.empty() || ec != std::errc() || ptr != port_str.data() + port_str.size() ||
+      port > 65535) {
+    return InvalidArgument("endpoint \"" + std::string(s) + "\": port \"" +
+                           std::string(port_str) + "\" is not a number in 0..65535");
+  }
+  VSC_ASSIGN_OR_RETURN(auto addr, ParseHost(host, s));
+  return HostPort{addr, static_cast<uint16_t>(port)};
+}
+
+}  // namespace
+
+Result<asio::ip::udp::endpoint> ParseUdpEndpoint(std::string_view host_port) {
+  VSC_ASSIGN_OR_RETURN(HostPort hp, Parse(host_port));
+  return asio::ip::udp::endpoint(hp.address, hp.port);
+}
+
+Result<asio::ip::tcp::endpoint> ParseTcpEndpoint(std::string_view host_port) {
+  VSC_ASSIGN_OR_RETURN(HostPort hp, Parse(host_port));
+  return asio::ip::tcp::endpoint(hp.address, hp.port);
+}
+
+std::string ToString(const sockaddr_in& addr) {
+  char buf[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof(buf));
+  return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
+}
+
+std::string ToString(const asio::ip::udp::endpoint& ep) {
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+std::string ToString(const asio::ip::tcp::endpoint& ep) {
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+sockaddr_in ToSockaddr(const asio::ip::udp::endpoint& ep) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(ep.port());
+  a.sin_addr.s_addr = htonl(ep.address().to_v4().to_uint());
+  return a;
+}
+
+asio::ip::udp::endpoint ToUdpEndpoint(const sockaddr_in& addr) {
+  return asio::ip::udp::endpoint(asio::ip::address_v4(ntohl(addr.sin_addr.s_addr)),
+                                 ntohs(addr.sin_port));
+}
+
+}  // namespace vsc::net

@@ -1,0 +1,293 @@
+#include "net/tcp_proxy.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
+#include <cerrno>
+#include <csignal>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "net/endpoint.h"
+
+namespace vsc::net {
+namespace {
+
+using asio::ip::tcp;
+constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
+// Bytes moved per splice call: the default pipe capacity (16 pages).
+constexpr size_t kSpliceChunk = 64 * 1024;
+constexpr size_t kCopyBuffer = 16 * 1024;
+
+bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+
+class Pipe {
+ public:
+  Pipe() = default;
+  ~Pipe() {
+    if (r_ >= 0) ::close(r_);
+    if (w_ >= 0) ::close(w_);
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  bool Open() {
+    int fds[2];
+    if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return false;
+    r_ = fds[0];
+    w_ = fds[1];
+    return true;
+  }
+  int r() const { return r_; }
+  int w() const { return w_; }
+
+ private:
+  int r_ = -1;
+  int w_ = -1;
+};
+
+struct Direction {
+  const char* name;  // "a->b" for messages
+  uint64_t bytes = 0;
+  bool splicing = false;
+  Pipe pipe;
+  size_t in_pipe = 0;  // bytes read from src into the pipe, not yet written to dst
+  std::vector<uint8_t> buf;
+};
+
+struct ProxyState {
+  ProxyState(tcp::socket sa, tcp::socket sb, ProxyOptions o)
+      : a(std::move(sa)), b(std::move(sb)), idle_timer(a.get_executor()), options(o) {
+    dir[0].name = "a->b";
+    dir[1].name = "b->a";
+  }
+  tcp::socket a;
+  tcp::socket b;
+  asio::steady_timer idle_timer;
+  ProxyOptions options;
+  Direction dir[2];
+  uint64_t spliced = 0;
+  uint64_t activity = 0;  // bumped on every transfer; the idle watch compares snapshots
+  uint64_t activity_seen = 0;
+  int quiet_ticks = 0;
+  bool closed = false;
+  Status status;
+};
+
+constexpr int kQuietTicks = 4;
+
+void CloseBoth(ProxyState& st, bool abortive) {
+  if (st.closed) return;
+  st.closed = true;
+  asio::error_code ignored;
+  for (tcp::socket* s : {&st.a, &st.b}) {
+    // A failure on one side is reported to the other as a reset, not as a clean end of stream.
+    if (abortive) s->set_option(asio::socket_base::linger(true, 0), ignored);
+    s->close(ignored);
+  }
+  st.idle_timer.cancel();
+}
+
+void Fail(ProxyState& st, const char* side, const char* op, int err) {
+  if (st.closed) return;
+  st.status = ErrnoStatus(std::string("proxy ") + side + ": " + op, err);
+  CloseBoth(st, /*abortive=*/true);
+}
+
+void ArmIdleWatch(std::shared_ptr<ProxyState> st, Duration tick) {
+  st->idle_timer.expires_after(tick);
+  st->idle_timer.async_wait([st, tick](const asio::error_code& ec) {
+    if (ec || st->closed) return;
+    if (st->activity != st->activity_seen) {
+      st->activity_seen = st->activity;
+      st->quiet_ticks = 0;
+    } else if (++st->quiet_ticks >= kQuietTicks) {
+      st->status = Unavailable("proxy: no traffic for " +
+                               std::to_string(static_cast<int64_t>(ToMillis(st->options.idle_timeout))) +
+                               " ms (idle timeout); connection closed");
+      CloseBoth(*st, /*abortive=*/false);
+      return;
+    }
+    ArmIdleWatch(st, tick);
+  });
+}
+
+// Writes buf[0, n) to dst, waiting for writability as needed. False when the proxy was closed
+// under it or dst failed (then Fail was called).
+asio::awaitable<bool> SendAll(std::shared_ptr<ProxyState> st, int d, size_t n) {
+  Direction& dir = st->dir[d];
+  tcp::socket& dst = d == 0 ? st->b : st->a;
+  size_t off = 0;
+  while (off < n) {
+    if (st->closed) co_return false;
+    ssize_t w = ::send(dst.native_handle(), dir.buf.data() + off, n - off,
+                       MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w > 0) {
+      off += static_cast<size_t>(w);
+      dir.bytes += static_cast<uint64_t>(w);
+      ++st->activity;
+      continue;
+    }
+    int err = errno;
+    if (w < 0 && err == EINTR) continue;
+    if (w < 0 && WouldBlock(err)) {
+      co_await dst.async_wait(asio::socket_base::wait_write, kTuple);
+      if (st->closed) co_return false;
+      continue;
+    }
+    Fail(*st, dir.name, "send", w < 0 ? err : EPIPE);
+    co_return false;
+  }
+  co_return true;
+}
+
+// Moves dir.in_pipe bytes from the pipe to dst.
+asio::awaitable<bool> DrainPipe(std::shared_ptr<ProxyState> st, int d) {
+  Direction& dir = st->dir[d];
+  tcp::socket& dst = d == 0 ? st->b : st->a;
+  while (dir.in_pipe > 0) {
+    if (st->closed) co_return false;
+    ssize_t m = ::splice(dir.pipe.r(), nullptr, dst.native_handle(), nullptr, dir.in_pipe,
+                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (m > 0) {
+      dir.in_pipe -= static_cast<size_t>(m);
+      dir.bytes += static_cast<uint64_t>(m);
+      st->spliced += static_cast<uint64_t>(m);
+      ++st->activity;
+      continue;
+    }
+    int err = errno;
+    if (m < 0 && err == EINTR) continue;
+    if (m < 0 && WouldBlock(err)) {
+      co_await dst.async_wait(asio::socket_base::wait_write, kTuple);
+      if (st->closed) co_return false;
+      continue;
+    }
+    Fail(*st, dir.name, "splice to socket", m < 0 ? err : EPIPE);
+    co_return false;
+  }
+  co_return true;
+}
+
+// One direction: src → dst until EOF on src (then dst's write half is shut down) or failure.
+asio::awaitable<void> Pump(std::shared_ptr<ProxyState> st, int d) {
+  Direction& dir = st->dir[d];
+  tcp::socket& src = d == 0 ? st->a : st->b;
+  tcp::socket& dst = d == 0 ? st->b : st->a;
+  if (st->options.splice_threshold == 0) {
+    dir.splicing = dir.pipe.Open();
+  } else {
+    dir.buf.resize(std::min(st->options.splice_threshold, kCopyBuffer));
+  }
+  for (;;) {
+    if (st->closed) co_return;
+    // native_handle() is read at every call: after CloseBoth it is -1, never a reused number.
+    ssize_t n;
+    if (dir.splicing) {
+      n = ::splice(src.native_handle(), nullptr, dir.pipe.w(), nullptr, kSpliceChunk,
+                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    } else {
+      n = ::recv(src.native_handle(), dir.buf.data(), dir.buf.size(), MSG_DONTWAIT);
+    }
+    if (n > 0) {
+      ++st->activity;
+      if (dir.splicing) {
+        dir.in_pipe = static_cast<size_t>(n);
+        if (!co_await DrainPipe(st, d)) co_return;
+      } else {
+        if (!co_await SendAll(st, d, static_cast<size_t>(n))) co_return;
+        if (static_cast<size_t>(n) == dir.buf.size() && dir.pipe.Open()) {
+          // A full buffer means a bulk stream: stop copying it through user space. If pipe2
+          // fails (descriptor limit) the direction simply keeps copying.
+          dir.splicing = true;
+          std::vector<uint8_t>().swap(dir.buf);
+        }
+      }
+      continue;
+    }
+    if (n == 0) {
+      asio::error_code ignored;
+      dst.shutdown(tcp::socket::shutdown_send, ignored);
+      co_return;
+    }
+    int err = errno;
+    if (err == EINTR) continue;
+    if (WouldBlock(err)) {
+      // The reactor is edge-triggered, so wait only after the kernel said "nothing left".
+      co_await src.async_wait(asio::socket_base::wait_read, kTuple);
+      continue;
+    }
+    Fail(*st, dir.name, dir.splicing ? "splice from socket" : "recv", err);
+    co_return;
+  }
+}
+
+std::once_flag g_sigpipe_once;
+
+}  // namespace
+
+asio::awaitable<ProxyResult> Proxy(tcp::socket a, tcp::socket b, ProxyOptions options) {
+  using namespace asio::experimental::awaitable_operators;
+  std::call_once(g_sigpipe_once, [] { std::signal(SIGPIPE, SIG_IGN); });
+
+  auto st = std::make_shared<ProxyState>(std::move(a), std::move(b), options);
+  asio::error_code ec;
+  st->a.native_non_blocking(true, ec);
+  if (!ec) st->b.native_non_blocking(true, ec);
+  if (ec) {
+    st->status = ErrnoStatus("proxy: set non-blocking", ec.value());
+    CloseBoth(*st, /*abortive=*/true);
+    co_return ProxyResult{0, 0, 0, st->status};
+  }
+  const Duration idle = options.idle_timeout;
+  if (idle > Duration::zero() && idle < std::chrono::hours(24 * 365)) {
+    ArmIdleWatch(st, std::max<Duration>(idle / kQuietTicks, std::chrono::milliseconds(1)));
+  }
+
+  co_await (Pump(st, 0) && Pump(st, 1));
+
+  CloseBoth(*st, /*abortive=*/false);
+  co_return ProxyResult{st->dir[0].bytes, st->dir[1].bytes, st->spliced, st->status};
+}
+
+namespace {
+
+struct ConnectState {
+  explicit ConnectState(asio::any_io_executor ex) : socket(ex), timer(ex) {}
+  tcp::socket socket;
+  asio::steady_timer timer;
+  bool done = false;
+  bool timed_out = false;
+};
+
+}  // namespace
+
+asio::awaitable<Result<tcp::socket>> Connect(asio::any_io_executor ex, tcp::endpoint ep,
+                                             Duration timeout) {
+  auto st = std::make_shared<ConnectState>(ex);
+  st->timer.expires_after(timeout);
+  st->timer.async_wait([st](const asio::error_code& ec) {
+    if (ec || st->done) return;
+    st->timed_out = true;
+    asio::error_code ignored;
+    st->socket.close(ignored);
+  });
+  auto [ec] = co_await st->socket.async_connect(ep, kTuple);
+  st->done = true;
+  st->timer.cancel();
+  const std::string what = "connect " + ToString(ep);
+  if (st->timed_out) {
+    co_return Unavailable(what + ": no answer within " +
+                          std::to_string(static_cast<int64_t>(ToMillis(timeout))) + " ms");
+  }
+  if (ec) co_return ErrnoStatus(what, ec.value());
+  co_return std::move(st->socket);
+}
+
+}  // namespace vsc::net

@@ -1,0 +1,58 @@
+// TCP proxying for the `nat` forwarding method (DESIGN.md §3): pump bytes between two connected
+// sockets until both directions have ended, and connect with a deadline.
+//
+// How bytes move: each direction starts by copying through a 16 KiB user-space buffer
+// (recv/send). The first read that fills the whole buffer shows a bulk stream, and from then on
+// that direction uses splice(2) socket → pipe → socket (zero copy, a pipe pair created lazily
+// for that direction only). Short request/response exchanges, the common case for the
+// services in the seeds, thus never pay for pipe creation (two pipe2 calls, four descriptors,
+// pipe pages counted against the user's pipe quota), while bulk transfers are not copied.
+// `splice_threshold = 0` splices from the first byte.
+//
+// Half-close: when one side ends its stream (EOF), the proxy finishes writing what it holds to
+// the other side, then shuts down the other side's write half; the opposite direction keeps
+// flowing. The proxy ends when both directions have seen EOF (status OK), when a socket fails
+// (ECONNRESET, EPIPE...: both sockets are reset, status kIo naming the side), or when neither
+// direction moved a byte for idle_timeout (both closed, status kUnavailable). Idle detection
+// ticks every idle_timeout/4, so an idle connection is closed after between 1 and 1.25 times
+// idle_timeout; idle_timeout <= 0 disables it.
+//
+// Threads: the coroutine runs on the sockets' executor (one worker); both sockets must belong
+// to it. Proxy() sets SIGPIPE to ignored for the process once, because splice(2) into a
+// socket whose peer is gone raises SIGPIPE (there is no MSG_NOSIGNAL for splice).
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/awaitable.hpp>
+#include <asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstdint>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace vsc::net {
+
+struct ProxyOptions {
+  Duration idle_timeout = std::chrono::seconds(300);
+  size_t splice_threshold = 16 * 1024;
+};
+
+struct ProxyResult {
+  uint64_t bytes_a_to_b = 0;
+  uint64_t bytes_b_to_a = 0;
+  uint64_t bytes_spliced = 0;  // how many of the bytes above went through splice(2)
+  Status status;
+};
+
+asio::awaitable<ProxyResult> Proxy(asio::ip::tcp::socket a, asio::ip::tcp::socket b,
+                                   ProxyOptions options);
+
+// Connects within `timeout`. Refused / unreachable: kIo with the errno text
+// ("connect 10.0.0.5:80: Connection refused"); no answer in time: kUnavailable
+// ("connect 10.0.0.5:80: no answer within 500 ms").
+asio::awaitable<Result<asio::ip::tcp::socket>> Connect(asio::any_io_executor ex,
+                                                       asio::ip::tcp::endpoint ep,
+                                                       Duration timeout);
+
+}  // namespace vsc::net
