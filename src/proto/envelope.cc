@@ -1,5 +1,7 @@
 #include "proto/envelope.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -106,10 +108,17 @@ Result<Opened> EnvelopeCodec::Open(std::span<const uint8_t> in) {
   opened.sender.assign(reinterpret_cast<const char*>(sender), sender_len);
   opened.counter = counter;
   const uint8_t* body = sender + sender_len + 12;
-  if (!opened.message.ParseFromArray(body, static_cast<int>(body_len))) {
+  bool parsed;
+  {
+    // The failure is reported in the Status; keep protobuf from also writing to stderr (it does
+    // so for non-UTF-8 text in string fields), which would bypass our logging.
+    google::protobuf::LogSilencer silence;
+    parsed = opened.message.ParseFromArray(body, static_cast<int>(body_len));
+  }
+  if (!parsed) {
     return DataLoss("envelope from " + opened.sender +
-                    " is authenticated but its body is not a control message; the sender runs "
-                    "an incompatible vsc version");
+                    " is authenticated but its body is not a control message (malformed "
+                    "protobuf or non-UTF-8 text); the sender runs an incompatible vsc version");
   }
   return opened;
 }

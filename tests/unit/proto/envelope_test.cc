@@ -253,6 +253,12 @@ TEST(EnvelopeTest, AuthenticBodyThatDoesNotParseIsDataLoss) {
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.status().code(), Code::kDataLoss);
   EXPECT_NE(opened.status().message().find("rs1"), std::string::npos);
+  // Heartbeat whose id is not UTF-8: proto3 refuses it, without writing to stderr.
+  const Bytes bad_text = {0x1a, 0x03, 0x0a, 0x01, 0xff};
+  ::testing::internal::CaptureStderr();
+  auto not_utf8 = Open(key, SealRawBody(key, "rs1", 4, bad_text));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(not_utf8.status().code(), Code::kDataLoss);
   // Same bytes under the wrong key: the tag is checked first.
   auto wrong = Open(ClusterKey::Generate().value(), SealRawBody(key, "rs1", 3, body));
   EXPECT_EQ(wrong.status().code(), Code::kUnauthenticated);
