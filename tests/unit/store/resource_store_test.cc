@@ -73,6 +73,10 @@ TEST_F(ResourceStoreTest, RandomBatchesMatchAFullScan) {
   std::vector<uint64_t> ids;
   size_t found = 0, missing = 0;
   for (int round = 0; round < 5000; ++round) {
+    // Every few rounds toggle a shared snapshot: results must not depend on it.
+    if (round % 7 == 0) {
+      ASSERT_TRUE((reader.in_batch() ? reader.EndBatch() : reader.BeginBatch()).ok());
+    }
     ids.resize(1 + rng.Uniform(kMaxLookupIds));
     for (uint64_t& id : ids) {
       // Mostly present ids, some just past the end, some reused from this batch (duplicates).
@@ -216,6 +220,74 @@ TEST_F(ResourceStoreTest, ReaderSeesCommittedUpdates) {
   EXPECT_FALSE(out[1].found);
   EXPECT_TRUE(out[2].found);
   EXPECT_EQ(out[2].node, "node-new");
+}
+
+TEST_F(ResourceStoreTest, BatchSharesOneSnapshot) {
+  TempDir dir;
+  std::string path = dir.File("batch.db");
+  BuildOptions options;
+  options.path = path;
+  options.records = 50;
+  ASSERT_TRUE(BuildResourceDb(options, nullptr).ok());
+  Result<ResourceReader> reader = ResourceReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  OpenOptions impatient;
+  impatient.busy_timeout_ms = 0;
+  Result<Database> writer = Database::Open(path, impatient);
+  ASSERT_TRUE(writer.ok());
+
+  EXPECT_EQ(reader->EndBatch().code(), Code::kFailedPrecondition);
+  ASSERT_TRUE(reader->BeginBatch().ok());
+  EXPECT_TRUE(reader->in_batch());
+  EXPECT_EQ(reader->BeginBatch().code(), Code::kFailedPrecondition);
+
+  std::vector<uint64_t> one = {7};
+  std::vector<uint64_t> two = {8, 60};
+  std::vector<LookupResult> out;
+  ASSERT_TRUE(reader->Lookup(one, out).ok());
+  ASSERT_TRUE(out[0].found);
+  const std::string before = out[0].node;
+  ASSERT_TRUE(writer->Exec("UPDATE resources SET node = 'node-x' WHERE id = 7;"
+                           "INSERT INTO resources VALUES(60, 'node-y', 1, 1)")
+                  .ok());
+  // Committed, but after the batch's snapshot was taken: still the old view, for single and
+  // multi-id lookups alike.
+  ASSERT_TRUE(reader->Lookup(one, out).ok());
+  EXPECT_EQ(out[0].node, before);
+  ASSERT_TRUE(reader->Lookup(two, out).ok());
+  EXPECT_TRUE(out[0].found);
+  EXPECT_FALSE(out[1].found);
+  // A wrong request inside a batch does not end it.
+  EXPECT_EQ(reader->Lookup({}, out).code(), Code::kInvalidArgument);
+  EXPECT_TRUE(reader->in_batch());
+
+  ASSERT_TRUE(reader->EndBatch().ok());
+  EXPECT_FALSE(reader->in_batch());
+  ASSERT_TRUE(reader->Lookup(one, out).ok());
+  EXPECT_EQ(out[0].node, "node-x");
+  ASSERT_TRUE(reader->Lookup(two, out).ok());
+  EXPECT_EQ(out[1].node, "node-y");
+
+  // A reader destroyed or moved-over inside a batch releases its snapshot: the writer can then
+  // checkpoint the whole WAL.
+  ASSERT_TRUE(reader->BeginBatch().ok());
+  ASSERT_TRUE(reader->Lookup(one, out).ok());
+  ResourceReader moved = std::move(*reader);
+  EXPECT_TRUE(moved.in_batch());
+  EXPECT_FALSE(reader->in_batch());  // NOLINT: checking the moved-from state on purpose
+  ASSERT_TRUE(writer->Exec("UPDATE resources SET node = 'node-z' WHERE id = 7").ok());
+  auto checkpoint_blocked = [&] {
+    Result<Statement> ckpt = writer->Prepare("PRAGMA wal_checkpoint(TRUNCATE)");
+    EXPECT_TRUE(ckpt.ok());
+    Result<bool> row = ckpt->Step();
+    EXPECT_TRUE(row.ok() && *row);
+    return ckpt->ColumnInt64(0) != 0;  // 1: SQLITE_BUSY, a reader holds an older snapshot
+  };
+  EXPECT_TRUE(checkpoint_blocked());
+  {
+    ResourceReader gone = std::move(moved);
+  }
+  EXPECT_FALSE(checkpoint_blocked());
 }
 
 TEST(ResourceReaderOpenTest, ClearErrors) {
