@@ -1,6 +1,7 @@
 #include "sched/mh.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "sched/hash.h"
 
@@ -31,10 +32,16 @@ uint32_t MaglevScheduler::SlotOf(uint32_t client_ip) const {
 }
 
 void MaglevScheduler::Rebuild(std::span<const Backend> backends) {
+  // Turn order decides which backend wins a contested slot, so fix it by key, not list order.
+  std::vector<uint32_t> order(backends.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return backends[a].key < backends[b].key; });
   std::vector<MaglevPermutation> perms;
   perms.reserve(backends.size());
-  for (const Backend& b : backends) perms.push_back(PermutationFor(b.key, b.weight));
+  for (uint32_t i : order) perms.push_back(PermutationFor(backends[i].key, backends[i].weight));
   table_ = BuildMaglevTable(perms, m_);
+  for (uint32_t& slot : table_) slot = order[slot];
 }
 
 std::optional<size_t> MaglevScheduler::Pick(std::span<const Backend> backends, const Flow& flow) {

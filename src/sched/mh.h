@@ -4,8 +4,10 @@
 // Katran and the Maglev paper use) from every backend with weight > 0, including those that are
 // momentarily unavailable: a server that flaps keeps its slots, and while it is out only its own
 // clients move. Each backend's permutation comes from two independent salted hashes of its
-// `key`, so the table depends on the keys and the seed, not on list order or worker. Removing
-// one of N backends moves about 1/N of the clients (plus a few percent, see the tests).
+// `key`, and backends take their turns in key order, so the placement of clients depends only
+// on the (key, weight) set and the seed: every worker and every director agree whatever order
+// their views list the servers in. Removing one of N backends moves about 1/N of the clients
+// (plus a few percent, bounded in the tests).
 //
 // Pick looks up slot hash(client_ip) mod M. If that backend cannot take new work it rehashes
 // the address with increasing offsets, as LVS mh-fallback does, so each client falls back to the

@@ -34,34 +34,52 @@ std::optional<size_t> WeightedRoundRobinScheduler::Pick(std::span<const Backend>
                                                         const Flow& /*flow*/) {
   const size_t n = backends.size();
   if (n == 0 || mw_ <= 0) return std::nullopt;
-  // One full cycle visits every (position, cw) pair; if nothing qualified in it nothing will.
-  const int64_t passes = mw_ / di_ + 2;
-  const int64_t budget = passes * static_cast<int64_t>(n);
+  // A pick that finds nobody leaves the rotation where it was, so an outage does not shift the
+  // cycle the servers see when they come back.
+  const int64_t cw_at_entry = cw_;
   size_t i = last_;
-  bool checked_any = false;
+  bool full_pass = (i == kHead);  // the current pass started at index 0
+  uint32_t max_usable = 0;        // largest weight among usable servers seen in this pass
+  // A fruitless full pass shortens the walk to O(n) per pick below, so this budget is only a
+  // guard against weights that changed without a Rebuild.
+  const int64_t budget = (mw_ / di_ + 3) * static_cast<int64_t>(n);
   for (int64_t step = 0; step < budget; ++step) {
     if (i == kHead) {
       i = 0;  // the very first pass starts at cw = mw without a decrement
     } else if (i + 1 >= n) {
+      if (full_pass) {
+        if (max_usable == 0) {
+          cw_ = cw_at_entry;
+          return std::nullopt;
+        }
+        // Nobody usable reaches cw: the passes until cw drops to max_usable would pick
+        // nothing (LVS walks them; with one big server down that is thousands of passes).
+        // Jump to the first cw of the sequence that someone can meet; same picks, O(n).
+        const int64_t target = cw_ - di_;
+        if (target > static_cast<int64_t>(max_usable)) {
+          const int64_t k = (target - max_usable + di_ - 1) / di_;
+          cw_ -= k * di_;
+          if (cw_ - di_ <= 0) cw_ = static_cast<int64_t>(max_usable) + di_;  // weights off-grid
+        }
+      }
       // Walking off the end of the list starts the next pass with a lower current weight.
       i = 0;
       cw_ -= di_;
       if (cw_ <= 0) cw_ = mw_;
+      full_pass = true;
+      max_usable = 0;
     } else {
       ++i;
     }
     const Backend& b = backends[i];
-    if (CanTakeNewWork(b) && static_cast<int64_t>(b.weight) >= cw_) {
+    if (!CanTakeNewWork(b)) continue;
+    max_usable = std::max(max_usable, b.weight);
+    if (static_cast<int64_t>(b.weight) >= cw_) {
       last_ = i;
       return i;
     }
-    // A long fruitless walk usually means everyone is down; check once so that case costs
-    // O(n) instead of a full weight cycle.
-    if (!checked_any && step >= static_cast<int64_t>(n)) {
-      checked_any = true;
-      if (std::none_of(backends.begin(), backends.end(), CanTakeNewWork)) return std::nullopt;
-    }
   }
+  cw_ = cw_at_entry;
   return std::nullopt;
 }
 

@@ -1,6 +1,11 @@
 // Vectors taken from the seeds and from LVS: exact sequences, hashes and weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
+
+#include "common/random.h"
+
 #include "sched/dwlc.h"
 #include "sched/sh.h"
 #include "sched_test_util.h"
@@ -43,6 +48,60 @@ TEST(SeedVectors, WrrSkipsUnavailableAndQuiesced) {
   b[1].available = true;
   b[0].weight = 0;  // quiesced without a rebuild: still never picked
   for (char c : Letters(*s, b, 50)) EXPECT_NE(c, 'A');
+}
+
+// The LVS wrr walk, literally (ip_vs_wrr.c / the seed's pseudo-code): no shortcuts.
+class ReferenceWrr {
+ public:
+  explicit ReferenceWrr(const std::vector<Backend>& b) {
+    int64_t g = 0, mx = 0;
+    for (const Backend& x : b) {
+      if (x.weight == 0) continue;
+      g = std::gcd(g, static_cast<int64_t>(x.weight));
+      mx = std::max(mx, static_cast<int64_t>(x.weight));
+    }
+    di_ = g ? g : 1;
+    mw_ = mx - (di_ - 1);
+    cw_ = mw_;
+  }
+  std::optional<size_t> Pick(const std::vector<Backend>& b) {
+    if (std::none_of(b.begin(), b.end(), CanTakeNewWork) || mw_ <= 0) return std::nullopt;
+    while (true) {
+      if (i_ < 0) {
+        i_ = 0;
+      } else if (++i_ == static_cast<int64_t>(b.size())) {
+        i_ = 0;
+        cw_ -= di_;
+        if (cw_ <= 0) cw_ = mw_;
+      }
+      if (CanTakeNewWork(b[i_]) && b[i_].weight >= cw_) return i_;
+    }
+  }
+
+ private:
+  int64_t i_ = -1, cw_, mw_, di_;
+};
+
+TEST(SeedVectors, WrrMatchesTheLiteralLvsWalkWithServersComingAndGoing) {
+  Random rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<uint32_t> weights(1 + rng.Uniform(8));
+    for (uint32_t& w : weights) {
+      w = static_cast<uint32_t>(rng.Uniform(4) == 0 ? 0 : 1 + rng.Uniform(rng.Uniform(2) ? 6 : 3000));
+      if (trial % 3 == 0) w *= 4;  // a common divisor
+    }
+    auto b = WithWeights(weights);
+    auto s = MakeOrDie("wrr");
+    s->Rebuild(b);
+    ReferenceWrr ref(b);
+    for (int i = 0; i < 300; ++i) {
+      if (rng.Uniform(10) == 0) {
+        Backend& x = b[rng.Uniform(b.size())];
+        x.available = !x.available;  // e.g. the biggest server goes DOWN for a while
+      }
+      ASSERT_EQ(s->Pick(b, Flow{}), ref.Pick(b)) << "trial " << trial << " pick " << i;
+    }
+  }
 }
 
 TEST(SeedVectors, RrVisitsInOrderFromTheFirstServer) {
