@@ -10,5 +10,6 @@ namespace vsc::cli {
 int& ExitCode();
 
 // --- subcommands (one line each) ---
+void AddLoaddbCommand(CLI::App& app);
 
 }  // namespace vsc::cli

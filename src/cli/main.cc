@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "vsc 0.1.0");
   // --- register subcommands (one line each) ---
+  vsc::cli::AddLoaddbCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -33,7 +33,8 @@ bool Exists(const std::string& path) {
 }
 
 Status AlreadyThere(const std::string& path) {
-  return AlreadyExists("'" + path + "' exists; remove it or ask to overwrite it (vsc loaddb --force)");
+  return AlreadyExists("refusing to replace '" + path +
+                       "'; remove it or ask to overwrite it (vsc loaddb --force)");
 }
 
 Status RemoveIfPresent(const std::string& path) {
@@ -138,7 +139,9 @@ Result<BuildStats> BuildResourceDb(const BuildOptions& options,
     VSC_RETURN_IF_ERROR(RemoveIfPresent(tmp + suffix));
   }
   int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
-  if (fd < 0) return ErrnoStatus("create " + tmp, errno);
+  if (fd < 0) {
+    return ErrnoStatus("create " + tmp, errno).Annotate("building resource db '" + options.path + "'");
+  }
   ::close(fd);
 
   Status st = Build(options, tmp, progress);
