@@ -17,25 +17,29 @@ double LoadOf(const Backend& b) {
 std::optional<size_t> LeastLoadScheduler::Pick(std::span<const Backend> backends,
                                                const Flow& /*flow*/) {
   std::optional<size_t> best;
+  double best_load = 0;
+  uint32_t best_weight = 0;
+  uint32_t best_active = 0;
   for (size_t i = 0; i < backends.size(); ++i) {
     const Backend& b = backends[i];
     if (!CanTakeNewWork(b)) continue;
-    if (!best) {
-      best = i;
-      continue;
-    }
-    const Backend& c = backends[*best];
     const double load = LoadOf(b);
-    const double best_load = LoadOf(c);
-    bool better = false;
-    if (load != best_load) {
-      better = load < best_load;
-    } else if (b.weight != c.weight) {
-      better = b.weight > c.weight;
-    } else {
-      better = b.active < c.active;
+    bool better = !best;
+    if (!better) {
+      if (load != best_load) {
+        better = load < best_load;
+      } else if (b.weight != best_weight) {
+        better = b.weight > best_weight;
+      } else {
+        better = b.active < best_active;
+      }
     }
-    if (better) best = i;
+    if (better) {
+      best = i;
+      best_load = load;
+      best_weight = b.weight;
+      best_active = b.active;
+    }
   }
   return best;
 }
