@@ -106,8 +106,8 @@ void BM_ResourceReaderMixed(benchmark::State& state) {
     if (batch > 1) Check(reader->EndBatch());
   }
   state.SetItemsProcessed(id_count);
-  state.counters["requests/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * batch), benchmark::Counter::kIsRate);
+  state.counters["requests/s"] = benchmark::Counter(static_cast<double>(state.iterations() * batch),
+                                                    benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ResourceReaderMixed)->ArgName("batch")->Arg(1)->Arg(32);
 
@@ -131,8 +131,8 @@ Database OpenRaw(int64_t mmap_bytes, int cache_kib) {
 //      implicit read transaction open for the other ids without running BEGIN and COMMIT.
 void BM_PointPerId(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
-  Database db = OpenRaw(state.range(1) != 0 ? int64_t{1} << 32 : 0,
-                        static_cast<int>(state.range(2) * 1024));
+  Database db =
+      OpenRaw(state.range(1) != 0 ? int64_t{1} << 32 : 0, static_cast<int>(state.range(2) * 1024));
   const int64_t mode = state.range(3);
   Result<Statement> st = db.Prepare("SELECT node FROM resources WHERE id=?1", true);
   Result<Statement> first = db.Prepare("SELECT node FROM resources WHERE id=?1", true);
@@ -168,11 +168,16 @@ void BM_PointPerId(benchmark::State& state) {
 }
 BENCHMARK(BM_PointPerId)
     ->ArgNames({"ids", "mmap", "cache_mib", "snapshot"})
-    ->Args({1, 1, 16, 0})->Args({10, 1, 16, 0})
-    ->Args({1, 0, 2, 0})->Args({10, 0, 2, 0})
-    ->Args({1, 0, 128, 0})->Args({10, 0, 128, 0})
-    ->Args({5, 1, 16, 1})->Args({10, 1, 16, 1})
-    ->Args({5, 1, 16, 2})->Args({10, 1, 16, 2});
+    ->Args({1, 1, 16, 0})
+    ->Args({10, 1, 16, 0})
+    ->Args({1, 0, 2, 0})
+    ->Args({10, 0, 2, 0})
+    ->Args({1, 0, 128, 0})
+    ->Args({10, 0, 128, 0})
+    ->Args({5, 1, 16, 1})
+    ->Args({10, 1, 16, 1})
+    ->Args({5, 1, 16, 2})
+    ->Args({10, 1, 16, 2});
 
 // One "WHERE id IN (?,...,?)" statement per request size; rows come back in id order and are
 // matched to the request.

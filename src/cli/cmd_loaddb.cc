@@ -40,7 +40,8 @@ class ProgressBar {
     last_draw_ = now;
 
     const double seconds = ToSeconds(now - start_);
-    const double fraction = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
+    const double fraction =
+        total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
     const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
     char eta[32] = "ETA --";
     if (rate > 0) {
@@ -78,7 +79,8 @@ int RunLoaddb(const LoaddbState& st) {
     return 1;
   }
   const double seconds = ToSeconds(clock.Now() - start);
-  std::printf("loaddb: %" PRIu64 " records (%u nodes, seed %" PRIu64 ") written to %s in %.2f s "
+  std::printf("loaddb: %" PRIu64 " records (%u nodes, seed %" PRIu64
+              ") written to %s in %.2f s "
               "(%.0f records/s), %.1f MiB\n",
               stats->records, st.options.nodes, st.options.seed, st.options.path.c_str(), seconds,
               seconds > 0 ? static_cast<double>(stats->records) / seconds : 0.0,

@@ -34,8 +34,8 @@ bool IsBlank(std::string_view s) {
 }
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' ||
-                        s.front() == '\r')) {
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' || s.front() == '\r')) {
     s.remove_prefix(1);
   }
   while (!s.empty() &&
@@ -51,7 +51,8 @@ Result<Database> Database::Open(const std::string& path, const OpenOptions& opti
   if (!options.synchronous.empty() && options.synchronous != "OFF" &&
       options.synchronous != "NORMAL" && options.synchronous != "FULL" &&
       options.synchronous != "EXTRA") {
-    return InvalidArgument("open '" + path + "': synchronous must be OFF, NORMAL, FULL or EXTRA, not '" +
+    return InvalidArgument("open '" + path +
+                           "': synchronous must be OFF, NORMAL, FULL or EXTRA, not '" +
                            options.synchronous + "'");
   }
   int flags = SQLITE_OPEN_NOMUTEX;

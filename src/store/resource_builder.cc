@@ -61,9 +61,9 @@ std::string DirectoryOf(const std::string& path) {
 
 Status FillRows(Database& db, const BuildOptions& options,
                 const std::function<void(uint64_t, uint64_t)>& progress) {
-  VSC_RETURN_IF_ERROR(db.Exec(
-      "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-      "PRAGMA cache_size=-65536"));
+  VSC_RETURN_IF_ERROR(
+      db.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+              "PRAGMA cache_size=-65536"));
   VSC_RETURN_IF_ERROR(CreateResourceSchema(db));
   VSC_ASSIGN_OR_RETURN(Statement insert,
                        db.Prepare("INSERT INTO resources(id, node, size, updated_at) "
@@ -140,7 +140,8 @@ Result<BuildStats> BuildResourceDb(const BuildOptions& options,
   }
   int fd = ::open(tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
   if (fd < 0) {
-    return ErrnoStatus("create " + tmp, errno).Annotate("building resource db '" + options.path + "'");
+    return ErrnoStatus("create " + tmp, errno)
+        .Annotate("building resource db '" + options.path + "'");
   }
   ::close(fd);
 

@@ -16,23 +16,31 @@ Code CodeForSqlite(int rc) {
       break;
   }
   switch (rc & 0xff) {
-    case SQLITE_OK: return Code::kOk;
+    case SQLITE_OK:
+      return Code::kOk;
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return Code::kUnavailable;
+    case SQLITE_LOCKED:
+      return Code::kUnavailable;
     case SQLITE_CONSTRAINT:
     case SQLITE_READONLY:
-    case SQLITE_ABORT: return Code::kFailedPrecondition;
+    case SQLITE_ABORT:
+      return Code::kFailedPrecondition;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return Code::kDataLoss;
+    case SQLITE_NOTADB:
+      return Code::kDataLoss;
     case SQLITE_FULL:
-    case SQLITE_NOMEM: return Code::kResourceExhausted;
+    case SQLITE_NOMEM:
+      return Code::kResourceExhausted;
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
     case SQLITE_PERM:
-    case SQLITE_PROTOCOL: return Code::kIo;
+    case SQLITE_PROTOCOL:
+      return Code::kIo;
     case SQLITE_MISUSE:
-    case SQLITE_INTERNAL: return Code::kInternal;
-    default: return Code::kInvalidArgument;
+    case SQLITE_INTERNAL:
+      return Code::kInternal;
+    default:
+      return Code::kInvalidArgument;
   }
 }
 

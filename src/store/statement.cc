@@ -44,9 +44,9 @@ Status Statement::Bind(int idx, std::string_view text) {
 Status Statement::Bind(int idx, std::span<const uint8_t> blob) {
   // A zero-length blob from an empty span has a null data pointer, which SQLite would bind as
   // NULL; bind an explicit empty blob so the column type stays BLOB.
-  int rc = blob.empty() ? sqlite3_bind_zeroblob(stmt_, idx, 0)
-                        : sqlite3_bind_blob64(stmt_, idx, blob.data(), blob.size(),
-                                              SQLITE_TRANSIENT);
+  int rc = blob.empty()
+               ? sqlite3_bind_zeroblob(stmt_, idx, 0)
+               : sqlite3_bind_blob64(stmt_, idx, blob.data(), blob.size(), SQLITE_TRANSIENT);
   return rc == SQLITE_OK ? Status::Ok() : BindError(rc, idx);
 }
 
@@ -93,11 +93,16 @@ std::string_view Statement::ColumnName(int col) const {
 
 ValueType Statement::ColumnType(int col) const {
   switch (sqlite3_column_type(stmt_, col)) {
-    case SQLITE_INTEGER: return ValueType::kInteger;
-    case SQLITE_FLOAT: return ValueType::kFloat;
-    case SQLITE_TEXT: return ValueType::kText;
-    case SQLITE_BLOB: return ValueType::kBlob;
-    default: return ValueType::kNull;
+    case SQLITE_INTEGER:
+      return ValueType::kInteger;
+    case SQLITE_FLOAT:
+      return ValueType::kFloat;
+    case SQLITE_TEXT:
+      return ValueType::kText;
+    case SQLITE_BLOB:
+      return ValueType::kBlob;
+    default:
+      return ValueType::kNull;
   }
 }
 

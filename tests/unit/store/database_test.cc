@@ -56,7 +56,8 @@ TEST(DatabaseTest, PrepareRefusesSeveralStatementsAndEmptySql) {
     EXPECT_THAT(empty.status().message(), HasSubstr("no statement")) << "'" << blank << "'";
   }
   // A trailing ';', whitespace and comments are not a second statement.
-  for (const char* one : {"SELECT 1;", "SELECT 1 ;  \n", "SELECT 1; -- done", "SELECT 1;/* x */;"}) {
+  for (const char* one :
+       {"SELECT 1;", "SELECT 1 ;  \n", "SELECT 1; -- done", "SELECT 1;/* x */;"}) {
     EXPECT_TRUE(db.Prepare(one).ok()) << one;
   }
 }
@@ -69,8 +70,9 @@ TEST(DatabaseTest, ExecRunsEveryStatementAndNamesTheFailingOne) {
                   .ok());
   EXPECT_EQ(CountRows(db, "t"), 2);
 
-  Status st = db.Exec("INSERT INTO t VALUES(3, 'c'); INSERT INTO t VALUES(1, 'dup'); "
-                      "INSERT INTO t VALUES(4, 'd')");
+  Status st = db.Exec(
+      "INSERT INTO t VALUES(3, 'c'); INSERT INTO t VALUES(1, 'dup'); "
+      "INSERT INTO t VALUES(4, 'd')");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), Code::kAlreadyExists);
   EXPECT_EQ(st.message(), "exec 'INSERT INTO t VALUES(1, 'dup');': UNIQUE constraint failed: t.id");
@@ -315,8 +317,7 @@ TEST(DatabaseTest, ReadOnlyConnectionRefusesWrites) {
   EXPECT_TRUE(reader->read_only());
   Status st = reader->Exec("INSERT INTO t VALUES(2)");
   EXPECT_EQ(st.code(), Code::kFailedPrecondition);
-  EXPECT_EQ(st.message(),
-            "exec 'INSERT INTO t VALUES(2)': attempt to write a readonly database");
+  EXPECT_EQ(st.message(), "exec 'INSERT INTO t VALUES(2)': attempt to write a readonly database");
   EXPECT_EQ(CountRows(*reader, "t"), 1);
 }
 

@@ -129,8 +129,7 @@ TEST_F(ResourceStoreTest, EdgeIdsAreNotFound) {
   ResourceReader reader = OpenReader();
   std::vector<LookupResult> out;
   const uint64_t int64_max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  std::vector<uint64_t> ids = {0,           kRecords + 1,  int64_max, int64_max + 1,
-                               UINT64_MAX,  1,             kRecords};
+  std::vector<uint64_t> ids = {0, kRecords + 1, int64_max, int64_max + 1, UINT64_MAX, 1, kRecords};
   ASSERT_TRUE(reader.Lookup(ids, out).ok());
   ASSERT_EQ(out.size(), ids.size());
   for (size_t i = 0; i < 5; ++i) EXPECT_FALSE(out[i].found) << ids[i];
@@ -203,10 +202,11 @@ TEST_F(ResourceStoreTest, ReaderSeesCommittedUpdates) {
 
   Result<Database> writer = Database::Open(path);
   ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE(writer->Exec("BEGIN IMMEDIATE;"
-                           "UPDATE resources SET node = 'node-moved' WHERE id = 3;"
-                           "DELETE FROM resources WHERE id = 4;"
-                           "INSERT INTO resources VALUES(500, 'node-new', 1, 2)")
+  ASSERT_TRUE(writer
+                  ->Exec("BEGIN IMMEDIATE;"
+                         "UPDATE resources SET node = 'node-moved' WHERE id = 3;"
+                         "DELETE FROM resources WHERE id = 4;"
+                         "INSERT INTO resources VALUES(500, 'node-new', 1, 2)")
                   .ok());
   std::vector<uint64_t> ids = {3, 4, 500};
   std::vector<LookupResult> out;
@@ -247,8 +247,9 @@ TEST_F(ResourceStoreTest, BatchSharesOneSnapshot) {
   ASSERT_TRUE(reader->Lookup(one, out).ok());
   ASSERT_TRUE(out[0].found);
   const std::string before = out[0].node;
-  ASSERT_TRUE(writer->Exec("UPDATE resources SET node = 'node-x' WHERE id = 7;"
-                           "INSERT INTO resources VALUES(60, 'node-y', 1, 1)")
+  ASSERT_TRUE(writer
+                  ->Exec("UPDATE resources SET node = 'node-x' WHERE id = 7;"
+                         "INSERT INTO resources VALUES(60, 'node-y', 1, 1)")
                   .ok());
   // Committed, but after the batch's snapshot was taken: still the old view, for single and
   // multi-id lookups alike.
@@ -284,9 +285,7 @@ TEST_F(ResourceStoreTest, BatchSharesOneSnapshot) {
     return ckpt->ColumnInt64(0) != 0;  // 1: SQLITE_BUSY, a reader holds an older snapshot
   };
   EXPECT_TRUE(checkpoint_blocked());
-  {
-    ResourceReader gone = std::move(moved);
-  }
+  { ResourceReader gone = std::move(moved); }
   EXPECT_FALSE(checkpoint_blocked());
 }
 

@@ -107,17 +107,17 @@ TEST_F(TransactionTest, SecondWriterIsUnavailableWhileTheFirstHoldsTheLock) {
 
 TEST_F(TransactionTest, FailedCommitReportsRollback) {
   // A deferred foreign-key violation makes COMMIT itself fail.
-  ASSERT_TRUE(db_->Exec("PRAGMA foreign_keys=ON;"
-                        "CREATE TABLE child(p INTEGER REFERENCES t(x) DEFERRABLE INITIALLY DEFERRED)")
-                  .ok());
+  ASSERT_TRUE(
+      db_->Exec("PRAGMA foreign_keys=ON;"
+                "CREATE TABLE child(p INTEGER REFERENCES t(x) DEFERRABLE INITIALLY DEFERRED)")
+          .ok());
   Result<Transaction> tx = Transaction::Begin(*db_);
   ASSERT_TRUE(tx.ok());
   ASSERT_TRUE(db_->Exec("INSERT INTO t VALUES(1); INSERT INTO child VALUES(99)").ok());
   Status st = tx->Commit();
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), Code::kFailedPrecondition);
-  EXPECT_EQ(st.message(),
-            "transaction rolled back: exec 'COMMIT': FOREIGN KEY constraint failed");
+  EXPECT_EQ(st.message(), "transaction rolled back: exec 'COMMIT': FOREIGN KEY constraint failed");
   EXPECT_FALSE(tx->active());
   EXPECT_TRUE(db_->autocommit());
   EXPECT_EQ(Count(*db_), 0);
