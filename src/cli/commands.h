@@ -11,5 +11,9 @@ int& ExitCode();
 
 // --- subcommands (one line each) ---
 void AddLoaddbCommand(CLI::App& app);
+void AddBenchCommand(CLI::App& app);
+void AddDirectorCommand(CLI::App& app);
+void AddRealServerCommand(CLI::App& app);
+void AddAdmCommand(CLI::App& app);
 
 }  // namespace vsc::cli

@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "vsc 0.1.0");
   // --- register subcommands (one line each) ---
   vsc::cli::AddLoaddbCommand(app);
+  vsc::cli::AddBenchCommand(app);
+  vsc::cli::AddDirectorCommand(app);
+  vsc::cli::AddRealServerCommand(app);
+  vsc::cli::AddAdmCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,120 @@
+// vsc adm: the operator's command against a running director's admin API, in the manner of
+// ipvsadm: `list` (ipvsadm -L -n, with --stats, --rate, --json), `weight`, `drain`, `remove`,
+// `scheduler`, `persistence`.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/secrets.h"
+#include "director/listing.h"
+#include "net/endpoint.h"
+#include "net/http_client.h"
+
+namespace vsc::cli {
+namespace {
+
+struct AdmState {
+  std::string admin = "127.0.0.1:7200";
+  std::string token_file;
+  bool stats = false, rate = false, as_json = false;
+  std::string id, scheduler, netmask = "255.255.255.255";
+  uint32_t weight = 0, timeout_s = 0;
+};
+
+// Sends one request; prints the error and returns nullopt on failure.
+std::optional<nlohmann::json> Call(const AdmState& st, const std::string& method,
+                                   const std::string& target, const std::string& body) {
+  auto ep = net::ParseTcpEndpoint(st.admin);
+  if (!ep.ok()) {
+    std::fprintf(stderr, "vsc adm: --admin: %s\n", ep.status().ToString().c_str());
+    return std::nullopt;
+  }
+  auto token = ReadAdminToken(st.token_file);
+  if (!token.ok()) {
+    std::fprintf(stderr, "vsc adm: %s\n", token.status().ToString().c_str());
+    return std::nullopt;
+  }
+  auto r = net::HttpRequestSync(ep->address().to_string(), ep->port(), method, target, body,
+                                {{"Authorization", "Bearer " + *token},
+                                 {"Content-Type", "application/json"}},
+                                std::chrono::seconds(5));
+  if (!r.ok()) {
+    std::fprintf(stderr, "vsc adm: director at %s: %s\n", st.admin.c_str(),
+                 r.status().ToString().c_str());
+    return std::nullopt;
+  }
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (r->status != 200) {
+    std::string msg = (!j.is_discarded() && j.contains("error")) ? j["error"].get<std::string>()
+                                                                  : r->body;
+    std::fprintf(stderr, "vsc adm: %s (HTTP %d)\n", msg.c_str(), r->status);
+    return std::nullopt;
+  }
+  if (j.is_discarded()) {
+    std::fprintf(stderr, "vsc adm: the director answered something that is not JSON\n");
+    return std::nullopt;
+  }
+  return j;
+}
+
+void Post(const AdmState& st, const std::string& target, const nlohmann::json& body) {
+  if (!Call(st, "POST", target, body.dump())) ExitCode() = 1;
+}
+
+}  // namespace
+
+void AddAdmCommand(CLI::App& app) {
+  auto* adm = app.add_subcommand("adm", "administer a running director (like ipvsadm)");
+  adm->require_subcommand(1);
+  auto st = std::make_shared<AdmState>();
+  adm->add_option("--admin", st->admin, "director admin API host:port")->capture_default_str();
+  adm->add_option("--token-file", st->token_file,
+                  "file with the admin token (default: $VSC_ADMIN_TOKEN, ./director-admin.token)");
+
+  auto* list = adm->add_subcommand("list", "list virtual services and real servers (ipvsadm -L -n)");
+  list->add_flag("--stats", st->stats, "counters: connections, packets, bytes");
+  list->add_flag("--rate", st->rate, "rates per second");
+  list->add_flag("--json", st->as_json, "the raw JSON status");
+  list->callback([st] {
+    auto j = Call(*st, "GET", "/v1/status", "");
+    if (!j) {
+      ExitCode() = 1;
+      return;
+    }
+    if (st->as_json) {
+      std::printf("%s\n", j->dump(2).c_str());
+      return;
+    }
+    auto mode = st->stats  ? director::ListingMode::kStats
+                : st->rate ? director::ListingMode::kRate
+                           : director::ListingMode::kTable;
+    std::fputs(director::RenderListing(*j, mode).c_str(), stdout);
+  });
+
+  auto* weight = adm->add_subcommand("weight", "set a real server's weight (0-65535)");
+  weight->add_option("id", st->id, "real server id")->required();
+  weight->add_option("weight", st->weight, "new weight")->required()->check(CLI::Range(0, 65535));
+  weight->callback([st] { Post(*st, "/v1/servers/" + st->id + "/weight", {{"weight", st->weight}}); });
+
+  auto* drain = adm->add_subcommand("drain", "drain a real server: no new work, flows finish");
+  drain->add_option("id", st->id, "real server id")->required();
+  drain->callback([st] { Post(*st, "/v1/servers/" + st->id + "/drain", nlohmann::json::object()); });
+
+  auto* remove = adm->add_subcommand("remove", "forget a DRAINING or DOWN real server");
+  remove->add_option("id", st->id, "real server id")->required();
+  remove->callback([st] { Post(*st, "/v1/servers/" + st->id + "/remove", nlohmann::json::object()); });
+
+  auto* sched = adm->add_subcommand("scheduler", "change the scheduler (rr wrr sh lc wlc sed nq ll mh dwlc)");
+  sched->add_option("name", st->scheduler, "scheduler name")->required();
+  sched->callback([st] { Post(*st, "/v1/scheduler", {{"scheduler", st->scheduler}}); });
+
+  auto* persist = adm->add_subcommand("persistence", "set persistence (ipvsadm -p / -M); 0 turns it off");
+  persist->add_option("timeout", st->timeout_s, "seconds")->required();
+  persist->add_option("--netmask", st->netmask, "client grouping mask")->capture_default_str();
+  persist->callback([st] {
+    Post(*st, "/v1/persistence", {{"timeout_s", st->timeout_s}, {"netmask", st->netmask}});
+  });
+}
+
+}  // namespace vsc::cli

@@ -1,0 +1,330 @@
+#include "director/admin_api.h"
+
+#include <arpa/inet.h>
+#include <openssl/crypto.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace vsc::director {
+namespace {
+
+using json = nlohmann::json;
+
+net::HttpResponse Json(int status, const json& body) {
+  net::HttpResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = body.dump(2) + "\n";
+  return r;
+}
+
+net::HttpResponse Error(int status, const std::string& message) {
+  return Json(status, json{{"error", message}});
+}
+
+int HttpStatusFor(const vsc::Status& s) {
+  switch (s.code()) {
+    case Code::kNotFound: return 404;
+    case Code::kInvalidArgument: return 400;
+    case Code::kFailedPrecondition: return 409;
+    default: return 500;
+  }
+}
+
+std::string Addr(const sockaddr_in& sa) {
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &sa.sin_addr, buf, sizeof(buf));
+  return std::string(buf) + ":" + std::to_string(ntohs(sa.sin_port));
+}
+
+json TotalsJson(const Totals& t) {
+  return {{"conns", t.conns},       {"in_packets", t.in_packets}, {"out_packets", t.out_packets},
+          {"in_bytes", t.in_bytes}, {"out_bytes", t.out_bytes}};
+}
+
+json RatesJson(const Rates& r) {
+  return {{"cps", r.cps},       {"in_pps", r.in_pps}, {"out_pps", r.out_pps},
+          {"in_bps", r.in_bps}, {"out_bps", r.out_bps}};
+}
+
+Result<json> ParseBody(const std::string& body) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgument("request body must be a JSON object");
+  }
+  return j;
+}
+
+const char* kServiceNames[2] = {"UDP", "TCP"};
+const char* kForwardNames[2] = {"Route", "Masq"};
+
+}  // namespace
+
+Result<uint32_t> ParseNetmask(const std::string& text) {
+  in_addr a{};
+  if (inet_pton(AF_INET, text.c_str(), &a) != 1) {
+    return InvalidArgument("netmask '" + text + "' is not a dotted IPv4 mask");
+  }
+  uint32_t m = ntohl(a.s_addr);
+  if (m != 0 && ((~m + 1) & ~m) != 0) {  // the ones must be contiguous from the top
+    return InvalidArgument("netmask '" + text + "' is not contiguous");
+  }
+  return m;
+}
+
+std::string FormatNetmask(uint32_t mask) {
+  in_addr a{htonl(mask)};
+  char buf[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &a, buf, sizeof(buf));
+  return buf;
+}
+
+AdminApi::AdminApi(ControlPlane& plane, ControlServer& control,
+                   std::vector<WorkerCounters*> workers, const DirectorConfig& config,
+                   const Clock& clock, std::string token, uint16_t service_port)
+    : plane_(plane),
+      control_(control),
+      workers_(std::move(workers)),
+      config_(config),
+      clock_(clock),
+      token_(std::move(token)),
+      service_port_(service_port) {}
+
+net::HttpResponse AdminApi::Handle(const net::HttpRequest& req) {
+  auto auth = req.Header("Authorization");
+  const std::string expected = "Bearer " + token_;
+  if (!auth || auth->size() != expected.size() ||
+      CRYPTO_memcmp(auth->data(), expected.data(), expected.size()) != 0) {
+    net::HttpResponse r = Error(401, "missing or wrong bearer token (see admin_token_file)");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+  const std::string& path = req.path;
+  if (req.method == "GET" && path == "/v1/status") return Status();
+  if (req.method == "GET" && path == "/metrics") return Metrics();
+  if (req.method == "POST" && path == "/v1/scheduler") return SetScheduler(req.body);
+  if (req.method == "POST" && path == "/v1/persistence") return SetPersistence(req.body);
+  const std::string prefix = "/v1/servers/";
+  if (req.method == "POST" && path.rfind(prefix, 0) == 0) {
+    std::string rest = path.substr(prefix.size());
+    auto slash = rest.find('/');
+    if (slash != std::string::npos) {
+      return ServerAction(rest.substr(0, slash), rest.substr(slash + 1), req.body);
+    }
+  }
+  return Error(404, "no such endpoint: " + req.method + " " + path);
+}
+
+net::HttpResponse AdminApi::ServerAction(const std::string& id, const std::string& action,
+                                         const std::string& body) {
+  vsc::Status s;
+  if (action == "weight") {
+    auto j = ParseBody(body);
+    if (!j.ok()) return Error(400, j.status().message());
+    if (!j->contains("weight") || !(*j)["weight"].is_number_unsigned()) {
+      return Error(400, "body must be {\"weight\": N} with N from 0 to 65535");
+    }
+    uint64_t w = (*j)["weight"].get<uint64_t>();
+    if (w > membership::kMaxWeight) return Error(400, "weight must be 0 to 65535");
+    s = plane_.SetWeight(id, static_cast<uint32_t>(w));
+  } else if (action == "drain") {
+    s = plane_.Drain(id, clock_.Now());
+  } else if (action == "remove") {
+    s = plane_.Remove(id, clock_.Now());
+  } else {
+    return Error(404, "unknown server action '" + action + "' (weight, drain, remove)");
+  }
+  if (!s.ok()) return Error(HttpStatusFor(s), s.message());
+  control_.PublishIfNeeded();
+  return Json(200, json{{"ok", true}});
+}
+
+net::HttpResponse AdminApi::SetScheduler(const std::string& body) {
+  auto j = ParseBody(body);
+  if (!j.ok()) return Error(400, j.status().message());
+  if (!j->contains("scheduler") || !(*j)["scheduler"].is_string()) {
+    return Error(400, "body must be {\"scheduler\": \"name\"}");
+  }
+  vsc::Status s = plane_.SetScheduler((*j)["scheduler"].get<std::string>());
+  if (!s.ok()) return Error(400, s.message());
+  control_.PublishIfNeeded();
+  return Json(200, json{{"ok", true}});
+}
+
+net::HttpResponse AdminApi::SetPersistence(const std::string& body) {
+  auto j = ParseBody(body);
+  if (!j.ok()) return Error(400, j.status().message());
+  if (!j->contains("timeout_s") || !(*j)["timeout_s"].is_number_unsigned()) {
+    return Error(400, "body must be {\"timeout_s\": N, \"netmask\": \"255.255.255.255\"}");
+  }
+  uint32_t mask = plane_.settings().persistence_netmask;
+  if (j->contains("netmask")) {
+    if (!(*j)["netmask"].is_string()) return Error(400, "netmask must be a string");
+    auto m = ParseNetmask((*j)["netmask"].get<std::string>());
+    if (!m.ok()) return Error(400, m.status().message());
+    mask = *m;
+  }
+  vsc::Status s = plane_.SetPersistence((*j)["timeout_s"].get<uint32_t>(), mask);
+  if (!s.ok()) return Error(400, s.message());
+  control_.PublishIfNeeded();
+  return Json(200, json{{"ok", true}});
+}
+
+void AdminApi::SampleRates() {
+  const TimePoint now = clock_.Now();
+  for (int svc = 0; svc < 2; ++svc) {
+    rates_.Update(std::string("svc/") + kServiceNames[svc], SumService(workers_, svc), now);
+    for (const auto& rec : plane_.membership().Snapshot()) {
+      int slot = plane_.SlotOf(rec.reg.id);
+      if (slot < 0) continue;
+      rates_.Update(std::string(kServiceNames[svc]) + "/" + rec.reg.id,
+                    SumServer(workers_, svc, static_cast<uint32_t>(slot)), now);
+    }
+  }
+}
+
+net::HttpResponse AdminApi::Status() {
+  json services = json::array();
+  const auto& settings = plane_.settings();
+  ViewPtr view = plane_.PeekView();
+  for (int svc = 0; svc < 2; ++svc) {
+    json servers = json::array();
+    for (const auto& vs : view->servers) {
+      const membership::ServerRecord* rec = plane_.membership().Find(vs.id);
+      if (rec == nullptr) continue;
+      Totals t = SumServer(workers_, svc, vs.slot);
+      const std::string key = std::string(kServiceNames[svc]) + "/" + vs.id;
+      // In dr mode the director never sees a request end: the server's own in-flight count is
+      // its active work. Through the TCP proxy the director counts open connections itself.
+      uint64_t active = svc == kUdpService ? rec->load.in_flight : t.active;
+      servers.push_back({{"id", vs.id},
+                         {"address", Addr(svc == kUdpService ? vs.udp : vs.tcp)},
+                         {"forward", kForwardNames[svc]},
+                         {"weight", rec->weight},
+                         {"active", active},
+                         {"inactive", 0},
+                         {"state", membership::StateName(rec->state)},
+                         {"stats", TotalsJson(t)},
+                         {"rates", RatesJson(rates_.Get(key))},
+                         {"load",
+                          {{"run_queue", rec->load.run_queue},
+                           {"cpu_pct", rec->load.cpu_pct},
+                           {"in_flight", rec->load.in_flight},
+                           {"response_ms", rec->load.response_ms}}},
+                         {"heartbeats", rec->heartbeats}});
+    }
+    services.push_back(
+        {{"protocol", kServiceNames[svc]},
+         {"address", config_.listen + ":" + std::to_string(service_port_)},
+         {"scheduler", settings.scheduler},
+         {"persistence_timeout_s", settings.persistence_timeout_s},
+         {"persistence_netmask", FormatNetmask(settings.persistence_netmask)},
+         {"stats", TotalsJson(SumService(workers_, svc))},
+         {"rates", RatesJson(rates_.Get(std::string("svc/") + kServiceNames[svc]))},
+         {"servers", servers}});
+  }
+  return Json(200, json{{"version", "vsc 0.1.0"}, {"services", services}});
+}
+
+net::HttpResponse AdminApi::Metrics() {
+  std::ostringstream o;
+  auto sum = [&](auto member) {
+    uint64_t v = 0;
+    for (const WorkerCounters* w : workers_) v += (w->*member).Get();
+    return v;
+  };
+  o << "# HELP vsc_datagrams_received_total Lookup datagrams received by the director.\n"
+    << "# TYPE vsc_datagrams_received_total counter\n"
+    << "vsc_datagrams_received_total " << sum(&WorkerCounters::rx_datagrams) << "\n"
+    << "# HELP vsc_datagrams_forwarded_total Lookup datagrams forwarded to a real server (dr).\n"
+    << "# TYPE vsc_datagrams_forwarded_total counter\n"
+    << "vsc_datagrams_forwarded_total " << sum(&WorkerCounters::forwarded) << "\n"
+    << "# HELP vsc_datagrams_dropped_total Lookup datagrams dropped, by reason.\n"
+    << "# TYPE vsc_datagrams_dropped_total counter\n"
+    << "vsc_datagrams_dropped_total{reason=\"malformed\"} "
+    << sum(&WorkerCounters::dropped_malformed) << "\n"
+    << "vsc_datagrams_dropped_total{reason=\"no_server\"} "
+    << sum(&WorkerCounters::dropped_no_server) << "\n"
+    << "vsc_datagrams_dropped_total{reason=\"too_large\"} "
+    << sum(&WorkerCounters::dropped_too_large) << "\n"
+    << "# HELP vsc_replies_seen_total Replies that passed through the director (0 in dr mode).\n"
+    << "# TYPE vsc_replies_seen_total counter\n"
+    << "vsc_replies_seen_total " << SumService(workers_, kUdpService).out_packets << "\n"
+    << "# HELP vsc_tcp_connections_total TCP connections accepted by the lookup proxy.\n"
+    << "# TYPE vsc_tcp_connections_total counter\n"
+    << "vsc_tcp_connections_total " << sum(&WorkerCounters::tcp_accepted) << "\n"
+    << "# HELP vsc_tcp_refused_total TCP connections closed without a server, by reason.\n"
+    << "# TYPE vsc_tcp_refused_total counter\n"
+    << "vsc_tcp_refused_total{reason=\"no_server\"} " << sum(&WorkerCounters::tcp_no_server)
+    << "\n"
+    << "vsc_tcp_refused_total{reason=\"connect_failed\"} "
+    << sum(&WorkerCounters::tcp_connect_failed) << "\n";
+  const ControlCounters& c = control_.counters();
+  o << "# HELP vsc_control_dropped_total Control and heartbeat messages dropped, by reason.\n"
+    << "# TYPE vsc_control_dropped_total counter\n"
+    << "vsc_control_dropped_total{reason=\"malformed\"} " << c.dropped_malformed.Get() << "\n"
+    << "vsc_control_dropped_total{reason=\"unauthenticated\"} "
+    << c.dropped_unauthenticated.Get() << "\n"
+    << "vsc_control_dropped_total{reason=\"replayed\"} " << c.dropped_replayed.Get() << "\n"
+    << "vsc_control_dropped_total{reason=\"oversize\"} " << c.dropped_oversize.Get() << "\n"
+    << "# HELP vsc_heartbeats_received_total Authenticated heartbeats received.\n"
+    << "# TYPE vsc_heartbeats_received_total counter\n"
+    << "vsc_heartbeats_received_total " << c.heartbeats_received.Get() << "\n"
+    << "# HELP vsc_control_sessions Open real-server control sessions.\n"
+    << "# TYPE vsc_control_sessions gauge\n"
+    << "vsc_control_sessions " << control_.open_sessions() << "\n"
+    << "# HELP vsc_registrations_refused_total Registrations refused.\n"
+    << "# TYPE vsc_registrations_refused_total counter\n"
+    << "vsc_registrations_refused_total " << c.registrations_refused.Get() << "\n";
+  const auto& mc = plane_.membership().counters();
+  o << "# HELP vsc_membership_transitions_total Real-server state transitions.\n"
+    << "# TYPE vsc_membership_transitions_total counter\n";
+  for (size_t f = 0; f < membership::kStateCount; ++f) {
+    for (size_t t = 0; t < membership::kStateCount; ++t) {
+      if (mc.transitions[f][t] == 0) continue;
+      o << "vsc_membership_transitions_total{from=\""
+        << membership::StateName(static_cast<membership::State>(f)) << "\",to=\""
+        << membership::StateName(static_cast<membership::State>(t)) << "\"} "
+        << mc.transitions[f][t] << "\n";
+    }
+  }
+  o << "# HELP vsc_heartbeats_ignored_total Heartbeats ignored, by reason.\n"
+    << "# TYPE vsc_heartbeats_ignored_total counter\n"
+    << "vsc_heartbeats_ignored_total{reason=\"unknown\"} " << mc.heartbeats_unknown << "\n"
+    << "vsc_heartbeats_ignored_total{reason=\"stale\"} " << mc.heartbeats_stale << "\n";
+  o << "# HELP vsc_server_up 1 when the real server takes new work.\n"
+    << "# TYPE vsc_server_up gauge\n";
+  auto snapshot = plane_.membership().Snapshot();
+  for (const auto& rec : snapshot) {
+    o << "vsc_server_up{server=\"" << rec.reg.id << "\",state=\""
+      << membership::StateName(rec.state) << "\"} "
+      << (membership::AcceptsNewWork(rec.state) ? 1 : 0) << "\n";
+  }
+  o << "# HELP vsc_server_weight Effective weight.\n# TYPE vsc_server_weight gauge\n";
+  for (const auto& rec : snapshot) {
+    o << "vsc_server_weight{server=\"" << rec.reg.id << "\"} " << rec.weight << "\n";
+  }
+  o << "# HELP vsc_server_run_queue Run-queue length reported by the server.\n"
+    << "# TYPE vsc_server_run_queue gauge\n";
+  for (const auto& rec : snapshot) {
+    o << "vsc_server_run_queue{server=\"" << rec.reg.id << "\"} " << rec.load.run_queue << "\n";
+  }
+  o << "# HELP vsc_server_requests_total Requests (UDP) and connections (TCP) sent to a server.\n"
+    << "# TYPE vsc_server_requests_total counter\n";
+  for (const auto& rec : snapshot) {
+    int slot = plane_.SlotOf(rec.reg.id);
+    if (slot < 0) continue;
+    for (int svc = 0; svc < 2; ++svc) {
+      o << "vsc_server_requests_total{server=\"" << rec.reg.id << "\",protocol=\""
+        << kServiceNames[svc] << "\"} "
+        << SumServer(workers_, svc, static_cast<uint32_t>(slot)).conns << "\n";
+    }
+  }
+  net::HttpResponse r;
+  r.content_type = "text/plain; version=0.0.4";
+  r.body = o.str();
+  return r;
+}
+
+}  // namespace vsc::director

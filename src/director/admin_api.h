@@ -1,0 +1,59 @@
+// AdminApi: the director's HTTP/JSON admin API and Prometheus /metrics (DESIGN §11).
+//   GET  /v1/status                      services, real servers, states, weights, counters, rates
+//   POST /v1/servers/{id}/weight         {"weight": N}
+//   POST /v1/servers/{id}/drain          DRAINING: weight 0, existing flows finish
+//   POST /v1/servers/{id}/remove         forget a DRAINING or DOWN server
+//   POST /v1/scheduler                   {"scheduler": "rr"}
+//   POST /v1/persistence                 {"timeout_s": 360, "netmask": "255.255.255.0"}
+//   GET  /metrics                        Prometheus text format
+// Every request needs `Authorization: Bearer <token>`; answers are JSON, errors are
+// {"error": "..."} with a 4xx status. Runs on the control thread (the HttpServer's context).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "director/control_plane.h"
+#include "director/control_server.h"
+#include "director/counters.h"
+#include "director/director_config.h"
+#include "director/stats.h"
+#include "net/http_server.h"
+
+namespace vsc::director {
+
+class AdminApi {
+ public:
+  AdminApi(ControlPlane& plane, ControlServer& control, std::vector<WorkerCounters*> workers,
+           const DirectorConfig& config, const Clock& clock, std::string token,
+           uint16_t service_port);
+
+  net::HttpResponse Handle(const net::HttpRequest& request);
+  // Samples counters for the rate estimator; call once a second.
+  void SampleRates();
+
+ private:
+  net::HttpResponse Status();
+  net::HttpResponse Metrics();
+  net::HttpResponse ServerAction(const std::string& id, const std::string& action,
+                                 const std::string& body);
+  net::HttpResponse SetScheduler(const std::string& body);
+  net::HttpResponse SetPersistence(const std::string& body);
+
+  ControlPlane& plane_;
+  ControlServer& control_;
+  std::vector<WorkerCounters*> workers_;
+  const DirectorConfig& config_;
+  const Clock& clock_;
+  std::string token_;
+  uint16_t service_port_;
+  RateEstimator rates_;
+};
+
+// "255.255.255.0" -> 0xffffff00 (host order); InvalidArgument for anything else.
+Result<uint32_t> ParseNetmask(const std::string& text);
+std::string FormatNetmask(uint32_t mask);
+
+}  // namespace vsc::director

@@ -1,0 +1,225 @@
+#include "director/control_plane.h"
+
+#include <arpa/inet.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace vsc::director {
+namespace {
+
+bool ParseV4(const std::string& host, uint16_t port, sockaddr_in* out) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1) return false;
+  *out = sa;
+  return true;
+}
+
+const membership::Endpoint* FindEndpoint(const membership::Registration& reg,
+                                         std::string_view service) {
+  for (const auto& e : reg.endpoints) {
+    if (e.service == service) return &e;
+  }
+  return nullptr;
+}
+
+// FNV-1a: the same id gives the same key in every process and every run, so Maglev and sh
+// tables agree across a director restart.
+uint64_t StableKey(std::string_view id) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : id) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+membership::Registration ToRegistration(const proto::Register& reg) {
+  membership::Registration r;
+  r.id = reg.id();
+  r.incarnation = reg.incarnation();
+  r.weight = reg.weight();
+  for (const auto& e : reg.endpoints()) {
+    r.endpoints.push_back({e.service(), e.host(), static_cast<uint16_t>(e.port())});
+  }
+  for (const auto& c : reg.capabilities()) r.capabilities.push_back(c);
+  r.applied_seq = reg.applied_seq();
+  return r;
+}
+
+membership::Heartbeat ToHeartbeat(const proto::Heartbeat& hb) {
+  membership::Heartbeat h;
+  h.id = hb.id();
+  h.incarnation = hb.incarnation();
+  h.counter = hb.counter();
+  h.load.run_queue = hb.load().run_queue();
+  h.load.cpu_pct = hb.load().cpu_pct();
+  h.load.in_flight = hb.load().in_flight();
+  h.load.queue_fill = hb.load().queue_fill();
+  h.load.response_ms = hb.load().response_ms();
+  h.flag_down = (hb.flags() & proto::Heartbeat::FLAG_DOWN) != 0;
+  h.flag_full = (hb.flags() & proto::Heartbeat::FLAG_FULL) != 0;
+  h.applied_seq = hb.applied_seq();
+  h.digest = hb.digest();
+  return h;
+}
+
+ControlPlane::ControlPlane(membership::Config config, ControlSettings settings)
+    : membership_(config), settings_(std::move(settings)) {}
+
+void ControlPlane::Log(const std::vector<membership::Transition>& transitions) {
+  for (const auto& t : transitions) {
+    spdlog::info("{} {} -> {} ({})", t.id, membership::StateName(t.from),
+                 membership::StateName(t.to), t.reason);
+  }
+}
+
+proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint16_t heartbeat_port,
+                                            TimePoint now) {
+  proto::RegisterAck ack;
+  membership::Registration r = ToRegistration(reg);
+  auto refuse = [&](const std::string& why) {
+    ack.set_accepted(false);
+    ack.set_reason(why);
+    spdlog::warn("registration of '{}' refused: {}", r.id, why);
+    return ack;
+  };
+  if (Status s = membership::ValidateRegistration(r); !s.ok()) return refuse(s.message());
+  const auto* udp = FindEndpoint(r, "lookup-udp");
+  sockaddr_in probe{};
+  if (udp == nullptr || !ParseV4(udp->host, udp->port, &probe)) {
+    return refuse("registration needs a 'lookup-udp' endpoint with an IPv4 address");
+  }
+  if (const auto* tcp = FindEndpoint(r, "lookup-tcp");
+      tcp != nullptr && !ParseV4(tcp->host, tcp->port, &probe)) {
+    return refuse("the 'lookup-tcp' endpoint needs an IPv4 address");
+  }
+  if (!slots_.contains(r.id)) {
+    if (next_slot_ >= settings_.max_servers) {
+      return refuse("the director already tracks max_servers=" +
+                    std::to_string(settings_.max_servers) + " servers; raise max_servers");
+    }
+    slots_[r.id] = next_slot_++;
+  }
+  Log(membership_.Register(r, now));
+  ack.set_accepted(true);
+  ack.set_heartbeat_port(heartbeat_port);
+  const auto& c = membership_.config();
+  ack.set_heartbeat_interval_ms(static_cast<uint32_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(c.heartbeat_interval).count()));
+  ack.set_silent_after(c.silent_after);
+  ack.set_down_after(c.down_after);
+  return ack;
+}
+
+void ControlPlane::OnHeartbeat(const proto::Heartbeat& hb, TimePoint now) {
+  membership::Heartbeat h = ToHeartbeat(hb);
+  const membership::ServerRecord* before = membership_.Find(h.id);
+  membership::Load old_load;
+  if (before != nullptr) old_load = before->load;
+  Log(membership_.OnHeartbeat(h, now));
+  const membership::ServerRecord* after = membership_.Find(h.id);
+  if (after != nullptr && !(after->load == old_load)) load_changed_ = true;
+}
+
+void ControlPlane::OnSessionClosed(const std::string& id, uint64_t incarnation, TimePoint now) {
+  Log(membership_.OnSessionClosed(id, incarnation, now));
+}
+
+std::vector<std::string> ControlPlane::Tick(TimePoint now) {
+  std::vector<std::string> down;
+  auto transitions = membership_.Tick(now);
+  for (const auto& t : transitions) {
+    if (t.to == membership::State::kDown) down.push_back(t.id);
+  }
+  Log(transitions);
+  return down;
+}
+
+Status ControlPlane::SetWeight(const std::string& id, uint32_t weight) {
+  VSC_RETURN_IF_ERROR(membership_.SetWeight(id, weight));
+  spdlog::info("{} weight set to {} by operator", id, weight);
+  return Status::Ok();
+}
+
+Status ControlPlane::Drain(const std::string& id, TimePoint now) {
+  VSC_ASSIGN_OR_RETURN(auto transitions, membership_.Drain(id, now));
+  Log(transitions);
+  return Status::Ok();
+}
+
+Status ControlPlane::Remove(const std::string& id, TimePoint now) {
+  VSC_ASSIGN_OR_RETURN(auto transitions, membership_.Remove(id, now));
+  Log(transitions);
+  return Status::Ok();
+}
+
+Status ControlPlane::SetScheduler(const std::string& name) {
+  auto made = sched::MakeScheduler(name);
+  if (!made.ok()) return made.status();
+  if (settings_.scheduler != name) {
+    spdlog::info("scheduler changed from {} to {} by operator", settings_.scheduler, name);
+    settings_.scheduler = name;
+    settings_version_++;
+  }
+  return Status::Ok();
+}
+
+Status ControlPlane::SetPersistence(uint32_t timeout_s, uint32_t netmask) {
+  settings_.persistence_timeout_s = timeout_s;
+  settings_.persistence_netmask = netmask;
+  settings_version_++;
+  return Status::Ok();
+}
+
+bool ControlPlane::StructureChanged() const {
+  return published_membership_version_ != membership_.version() ||
+         published_settings_version_ != settings_version_;
+}
+
+bool ControlPlane::NeedsPublish() const { return load_changed_ || StructureChanged(); }
+
+ViewPtr ControlPlane::BuildView() {
+  ++view_version_;
+  ViewPtr view = PeekView();
+  published_membership_version_ = membership_.version();
+  published_settings_version_ = settings_version_;
+  load_changed_ = false;
+  return view;
+}
+
+ViewPtr ControlPlane::PeekView() const {
+  auto view = std::make_shared<ClusterView>();
+  view->version = view_version_;
+  view->scheduler = settings_.scheduler;
+  view->persistence_timeout_s = settings_.persistence_timeout_s;
+  view->persistence_netmask = settings_.persistence_netmask;
+  for (const auto& rec : membership_.Snapshot()) {
+    if (rec.state == membership::State::kRemoved) continue;
+    ViewServer s;
+    s.id = rec.reg.id;
+    s.slot = slots_.at(rec.reg.id);
+    const auto* udp = FindEndpoint(rec.reg, "lookup-udp");
+    if (udp != nullptr) ParseV4(udp->host, udp->port, &s.udp);
+    const auto* tcp = FindEndpoint(rec.reg, "lookup-tcp");
+    if (tcp != nullptr) ParseV4(tcp->host, tcp->port, &s.tcp);
+    s.backend.key = StableKey(rec.reg.id);
+    s.backend.weight = rec.weight;
+    s.backend.available = membership::AcceptsNewWork(rec.state);
+    s.backend.run_queue = rec.load.run_queue;
+    s.backend.response_ms = rec.load.response_ms;
+    view->servers.push_back(std::move(s));
+  }
+  return view;
+}
+
+int ControlPlane::SlotOf(const std::string& id) const {
+  auto it = slots_.find(id);
+  return it == slots_.end() ? -1 : static_cast<int>(it->second);
+}
+
+}  // namespace vsc::director

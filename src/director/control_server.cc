@@ -1,0 +1,240 @@
+#include "director/control_server.h"
+
+#include <asio/experimental/as_tuple.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include "proto/frame.h"
+
+namespace vsc::director {
+namespace {
+
+constexpr size_t kMaxControlFrame = 64 * 1024;
+constexpr size_t kMaxHeartbeat = 2048;
+
+}  // namespace
+
+ControlServer::ControlServer(asio::io_context& io, ControlPlane& plane,
+                             const proto::ClusterKey& key, const Clock& clock, Publisher publish)
+    : io_(io),
+      plane_(plane),
+      codec_(key),
+      counter_(clock.WallMicros()),
+      clock_(clock),
+      publish_(std::move(publish)) {}
+
+Status ControlServer::Start(const asio::ip::tcp::endpoint& control,
+                            const asio::ip::udp::endpoint& heartbeat) {
+  asio::error_code ec;
+  acceptor_ = std::make_unique<asio::ip::tcp::acceptor>(io_);
+  acceptor_->open(control.protocol(), ec);
+  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_->bind(control, ec);
+  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return IoError("control port " + control.address().to_string() + ":" +
+                   std::to_string(control.port()) + ": " + ec.message());
+  }
+  control_port_ = acceptor_->local_endpoint().port();
+
+  heartbeat_socket_ = std::make_unique<asio::ip::udp::socket>(io_);
+  heartbeat_socket_->open(heartbeat.protocol(), ec);
+  if (!ec) heartbeat_socket_->bind(heartbeat, ec);
+  if (ec) {
+    return IoError("heartbeat port " + heartbeat.address().to_string() + ":" +
+                   std::to_string(heartbeat.port()) + ": " + ec.message());
+  }
+  heartbeat_port_ = heartbeat_socket_->local_endpoint().port();
+  tick_timer_ = std::make_unique<asio::steady_timer>(io_);
+
+  // The accept loop is small enough to live here: each accepted socket gets its own session.
+  struct Acceptor {
+    static asio::awaitable<void> Run(ControlServer* self) {
+      while (!self->stopping_) {
+        auto [ec, socket] =
+            co_await self->acceptor_->async_accept(asio::experimental::as_tuple(asio::use_awaitable));
+        if (ec) {
+          if (self->stopping_ || ec == asio::error::operation_aborted) co_return;
+          continue;
+        }
+        asio::co_spawn(self->io_, Session(self, std::move(socket)), asio::detached);
+      }
+    }
+  };
+  asio::co_spawn(io_, Acceptor::Run(this), asio::detached);
+  asio::co_spawn(io_, HeartbeatLoop(this), asio::detached);
+  asio::co_spawn(io_, TickLoop(this), asio::detached);
+  PublishIfNeeded(true);
+  return Status::Ok();
+}
+
+void ControlServer::Stop() {
+  stopping_ = true;
+  asio::error_code ec;
+  if (acceptor_) acceptor_->close(ec);
+  if (heartbeat_socket_) heartbeat_socket_->close(ec);
+  if (tick_timer_) tick_timer_->cancel();
+  for (auto& [id, socket] : sessions_) socket->close(ec);
+}
+
+std::optional<proto::Opened> ControlServer::Accept(std::span<const uint8_t> bytes) {
+  auto opened = codec_.Open(bytes);
+  if (!opened.ok()) {
+    if (opened.status().code() == Code::kUnauthenticated) {
+      counters_.dropped_unauthenticated.Add();
+    } else {
+      counters_.dropped_malformed.Add();
+    }
+    return std::nullopt;
+  }
+  if (!replay_.Accept(opened->sender, opened->counter).ok()) {
+    counters_.dropped_replayed.Add();
+    return std::nullopt;
+  }
+  return std::move(opened).value();
+}
+
+void ControlServer::PublishIfNeeded(bool force) {
+  const TimePoint now = clock_.Now();
+  if (!force) {
+    if (!plane_.NeedsPublish()) return;
+    // Membership and operator changes are published at once; load-only changes at most once
+    // per heartbeat period.
+    if (!plane_.StructureChanged() &&
+        now - last_load_publish_ < plane_.membership().config().heartbeat_interval) {
+      return;
+    }
+  }
+  last_load_publish_ = now;
+  counters_.views_published.Add();
+  publish_(plane_.BuildView());
+}
+
+asio::awaitable<void> ControlServer::Session(ControlServer* self, asio::ip::tcp::socket socket) {
+  auto shared = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
+  self->counters_.sessions_opened.Add();
+  proto::FrameDecoder decoder(kMaxControlFrame);
+  std::array<uint8_t, 16 * 1024> buf;
+  std::string id;
+  uint64_t incarnation = 0;
+  bool registered = false;
+  for (;;) {
+    auto [ec, n] = co_await shared->async_read_some(
+        asio::buffer(buf), asio::experimental::as_tuple(asio::use_awaitable));
+    if (ec) break;
+    decoder.Feed(std::span<const uint8_t>(buf.data(), n));
+    bool close = false;
+    for (;;) {
+      auto frame = decoder.Next();
+      if (!frame.ok()) {
+        self->counters_.dropped_oversize.Add();
+        close = true;
+        break;
+      }
+      if (!frame->has_value()) break;
+      auto opened = self->Accept(**frame);
+      if (!opened) {
+        close = true;  // a session that sends one bad message is not trusted with more
+        break;
+      }
+      const proto::Message& m = opened->message;
+      if (m.has_register_()) {
+        const proto::Register& reg = m.register_();
+        if (reg.id() != opened->sender) {
+          self->counters_.dropped_malformed.Add();
+          close = true;
+          break;
+        }
+        proto::RegisterAck ack =
+            self->plane_.OnRegister(reg, self->heartbeat_port_, self->clock_.Now());
+        proto::Message reply;
+        *reply.mutable_register_ack() = ack;
+        std::vector<uint8_t> out;
+        proto::AppendFrame(out, self->codec_.Seal("director", self->counter_.Next(), reply));
+        auto [wec, written] = co_await asio::async_write(
+            *shared, asio::buffer(out), asio::experimental::as_tuple(asio::use_awaitable));
+        (void)written;
+        if (wec || !ack.accepted()) {
+          if (!ack.accepted()) self->counters_.registrations_refused.Add();
+          close = true;
+          break;
+        }
+        if (registered && id != reg.id()) {
+          close = true;  // one server per session
+          break;
+        }
+        id = reg.id();
+        incarnation = reg.incarnation();
+        registered = true;
+        if (auto it = self->sessions_.find(id); it != self->sessions_.end() && it->second != shared) {
+          asio::error_code ignore;
+          it->second->close(ignore);  // a newer session of the same server replaces the old one
+        }
+        self->sessions_[id] = shared;
+        self->PublishIfNeeded();
+      } else if (m.has_deregister()) {
+        if (registered) {
+          spdlog::info("{} deregisters: {}", id, m.deregister().reason());
+        }
+        close = true;
+        break;
+      } else {
+        self->counters_.dropped_malformed.Add();
+      }
+    }
+    if (close) break;
+  }
+  asio::error_code ignore;
+  shared->close(ignore);
+  self->counters_.sessions_closed.Add();
+  if (registered) {
+    if (auto it = self->sessions_.find(id); it != self->sessions_.end() && it->second == shared) {
+      self->sessions_.erase(it);
+    }
+    if (!self->stopping_) {
+      self->plane_.OnSessionClosed(id, incarnation, self->clock_.Now());
+      self->PublishIfNeeded();
+    }
+  }
+}
+
+asio::awaitable<void> ControlServer::HeartbeatLoop(ControlServer* self) {
+  std::array<uint8_t, kMaxHeartbeat> buf;
+  asio::ip::udp::endpoint from;
+  while (!self->stopping_) {
+    auto [ec, n] = co_await self->heartbeat_socket_->async_receive_from(
+        asio::buffer(buf), from, asio::experimental::as_tuple(asio::use_awaitable));
+    if (ec) {
+      if (self->stopping_ || ec == asio::error::operation_aborted) co_return;
+      continue;
+    }
+    auto opened = self->Accept(std::span<const uint8_t>(buf.data(), n));
+    if (!opened) continue;
+    if (!opened->message.has_heartbeat() || opened->message.heartbeat().id() != opened->sender) {
+      self->counters_.dropped_malformed.Add();
+      continue;
+    }
+    self->counters_.heartbeats_received.Add();
+    self->plane_.OnHeartbeat(opened->message.heartbeat(), self->clock_.Now());
+    self->PublishIfNeeded();
+  }
+}
+
+asio::awaitable<void> ControlServer::TickLoop(ControlServer* self) {
+  const Duration period = self->plane_.membership().config().heartbeat_interval / 4;
+  while (!self->stopping_) {
+    self->tick_timer_->expires_after(period);
+    auto [ec] = co_await self->tick_timer_->async_wait(
+        asio::experimental::as_tuple(asio::use_awaitable));
+    if (self->stopping_) co_return;
+    for (const std::string& id : self->plane_.Tick(self->clock_.Now())) {
+      if (auto it = self->sessions_.find(id); it != self->sessions_.end()) {
+        asio::error_code ignore;
+        it->second->close(ignore);
+      }
+    }
+    self->PublishIfNeeded();
+  }
+}
+
+}  // namespace vsc::director

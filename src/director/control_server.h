@@ -1,0 +1,84 @@
+// ControlServer: the director's control-plane I/O on the control thread (DESIGN §5, §9, §12).
+// - TCP control sessions: a real server registers (authenticated envelope in a length frame),
+//   gets a RegisterAck; the session stays open; when it closes the server is DOWN at once.
+// - UDP heartbeats: one authenticated envelope per datagram.
+// - A tick every quarter heartbeat period: missed-heartbeat detection, view publication.
+// Unauthenticated, replayed or malformed messages are dropped and counted, never answered.
+//
+// Thread: everything runs on the control io_context's single thread; `publish` is called there.
+#pragma once
+
+#include <asio.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "director/control_plane.h"
+#include "director/counters.h"
+#include "proto/auth.h"
+#include "proto/envelope.h"
+
+namespace vsc::director {
+
+struct ControlCounters {
+  Counter sessions_opened;
+  Counter sessions_closed;
+  Counter registrations_refused;
+  Counter heartbeats_received;
+  Counter dropped_malformed;        // not an envelope, body does not parse, wrong message kind
+  Counter dropped_unauthenticated;  // HMAC does not verify
+  Counter dropped_replayed;         // counter already seen or too old
+  Counter dropped_oversize;         // frame over the limit
+  Counter views_published;
+};
+
+class ControlServer {
+ public:
+  using Publisher = std::function<void(ViewPtr)>;
+
+  ControlServer(asio::io_context& io, ControlPlane& plane, const proto::ClusterKey& key,
+                const Clock& clock, Publisher publish);
+
+  Status Start(const asio::ip::tcp::endpoint& control, const asio::ip::udp::endpoint& heartbeat);
+  void Stop();
+  uint16_t control_port() const { return control_port_; }
+  uint16_t heartbeat_port() const { return heartbeat_port_; }
+  const ControlCounters& counters() const { return counters_; }
+  size_t open_sessions() const { return sessions_.size(); }
+
+  // Publishes a new view when membership or settings changed (at once) or load figures changed
+  // (at most once per heartbeat period). Call after any change to the ControlPlane.
+  void PublishIfNeeded(bool force = false);
+
+ private:
+  static asio::awaitable<void> Session(ControlServer* self, asio::ip::tcp::socket socket);
+  static asio::awaitable<void> HeartbeatLoop(ControlServer* self);
+  static asio::awaitable<void> TickLoop(ControlServer* self);
+  // Opens an envelope and checks its counter; nullopt (counted) when it must be dropped.
+  std::optional<proto::Opened> Accept(std::span<const uint8_t> bytes);
+
+  asio::io_context& io_;
+  ControlPlane& plane_;
+  proto::EnvelopeCodec codec_;
+  proto::ReplayGuard replay_;
+  proto::CounterSource counter_;
+  const Clock& clock_;
+  Publisher publish_;
+  ControlCounters counters_;
+
+  std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
+  std::unique_ptr<asio::ip::udp::socket> heartbeat_socket_;
+  std::unique_ptr<asio::steady_timer> tick_timer_;
+  uint16_t control_port_ = 0;
+  uint16_t heartbeat_port_ = 0;
+  bool stopping_ = false;
+  TimePoint last_load_publish_{};
+  // Open control sessions by server id, to close the session of a server declared DOWN so that
+  // it reconnects and registers again.
+  std::map<std::string, std::shared_ptr<asio::ip::tcp::socket>> sessions_;
+};
+
+}  // namespace vsc::director

@@ -1,0 +1,77 @@
+#include "director/udp_service.h"
+
+#include <arpa/inet.h>
+
+#include <cstring>
+
+#include "proto/lookup_codec.h"
+
+namespace vsc::director {
+
+Status UdpService::Start(const asio::ip::udp::endpoint& endpoint, Duration decay_period) {
+  net::UdpBatchOptions options;
+  options.reuse_port = true;
+  options.max_datagram = proto::kMaxLookupDatagram + 1;  // +1 so an oversize one shows as such
+  VSC_ASSIGN_OR_RETURN(socket_, net::UdpBatchSocket::Bind(io_, endpoint, options));
+  socket_->Start([this](std::span<net::Datagram> in, net::SendBatch& out) { Handle(in, out); });
+  decay_period_ = decay_period;
+  ArmDecay();
+  return Status::Ok();
+}
+
+void UdpService::ArmDecay() {
+  decay_timer_.expires_after(decay_period_);
+  decay_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;  // cancelled by Stop
+    sched_.Decay();
+    ArmDecay();
+  });
+}
+
+void UdpService::Stop() {
+  decay_timer_.cancel();
+  if (socket_) socket_->Stop();
+}
+
+uint16_t UdpService::local_port() const { return socket_ ? socket_->local_port() : 0; }
+
+void UdpService::Handle(std::span<net::Datagram> in, net::SendBatch& out) {
+  const ViewPtr& view = sched_.view();
+  const TimePoint now = clock_.Now();
+  ServiceCounters& svc = counters_.services[kUdpService];
+  for (net::Datagram& d : in) {
+    counters_.rx_datagrams.Add();
+    svc.in_packets.Add();
+    svc.in_bytes.Add(d.data.size());
+    // Validate before forwarding: a real server must never see garbage from the director.
+    if (!proto::DecodeRequest(d.data).ok()) {
+      counters_.dropped_malformed.Add();
+      continue;
+    }
+    if (d.data.size() + proto::kForwardHeaderSize > proto::kMaxLookupDatagram) {
+      counters_.dropped_too_large.Add();
+      continue;
+    }
+    sched::Flow flow{ntohl(d.peer.sin_addr.s_addr), ntohs(d.peer.sin_port)};
+    std::optional<size_t> pick = view ? sched_.Pick(flow, now) : std::nullopt;
+    if (!pick) {
+      counters_.dropped_no_server.Add();
+      continue;
+    }
+    const ViewServer& server = view->servers[*pick];
+    std::span<uint8_t> buf = out.Prepare(proto::kForwardHeaderSize + d.data.size());
+    proto::ForwardHeader header{flow.client_ip, flow.client_port, 0};
+    proto::EncodeForwardHeader(header, buf.first<proto::kForwardHeaderSize>());
+    std::memcpy(buf.data() + proto::kForwardHeaderSize, d.data.data(), d.data.size());
+    out.Commit(proto::kForwardHeaderSize + d.data.size(), server.udp);
+    sched_.Acquire(*pick);
+    ServerCounters& sc = counters_.servers[kUdpService][server.slot];
+    sc.conns.Add();
+    sc.in_packets.Add();
+    sc.in_bytes.Add(d.data.size());
+    svc.conns.Add();
+    counters_.forwarded.Add();
+  }
+}
+
+}  // namespace vsc::director

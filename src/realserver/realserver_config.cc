@@ -1,0 +1,22 @@
+#include "realserver/realserver_config.h"
+
+namespace vsc::realserver {
+
+void RealServerConfig::Bind(ConfigTable& t) {
+  t.Bind("id", &id, "unique name of this real server in the cluster (required)");
+  t.Bind("director", &director, "director control address host:port");
+  t.Bind("listen", &listen, "IPv4 address the services bind and register");
+  t.Bind("lookup_port", &lookup_port, "lookup service port, UDP and TCP (0 = any free port)");
+  t.Bind("http_port", &http_port, "HTTP lookups and /metrics port (0 = any free port)");
+  t.Bind("db", &db, "resource database file (SQLite, built by vsc loaddb)");
+  t.Bind("weight", &weight, "scheduling weight registered with the director (0-65535)");
+  t.Bind("workers", &workers, "service threads");
+  t.Bind("key_file", &key_file, "cluster key file (mode 0600); else $VSC_CLUSTER_KEY");
+  t.Bind("insecure", &insecure, "run without a cluster key (testing only)");
+  t.Bind("trusted_forwarders", &trusted_forwarders,
+         "IPv4 addresses allowed to send forward headers, comma-separated (default: the "
+         "director's address)");
+  t.Bind("log_level", &log_level, "trace debug info warn error off");
+}
+
+}  // namespace vsc::realserver

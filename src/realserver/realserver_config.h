@@ -1,0 +1,30 @@
+// A real server's configuration: every key has a default, a TOML key under [realserver] and a
+// flag (`vsc realserver --print-config`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/config.h"
+
+namespace vsc::realserver {
+
+struct RealServerConfig {
+  std::string id;                      // unique name in the cluster (required)
+  std::string director = "127.0.0.1:7100";  // director control address host:port
+  std::string listen = "127.0.0.1";    // address the services bind and register
+  uint16_t lookup_port = 0;            // lookup service, UDP and TCP (0 = any free port)
+  uint16_t http_port = 0;              // HTTP lookups and /metrics (0 = any free port)
+  std::string db = "resources.db";     // resource database (SQLite)
+  uint32_t weight = 1;
+  uint32_t workers = 1;                // service threads
+  std::string key_file;                // cluster key file (else env VSC_CLUSTER_KEY)
+  bool insecure = false;
+  std::string trusted_forwarders;      // comma-separated IPv4 addresses allowed to send forward
+                                       // headers; empty = the director's address
+  std::string log_level = "info";
+
+  void Bind(ConfigTable& table);
+};
+
+}  // namespace vsc::realserver
