@@ -1,0 +1,288 @@
+#include "net/tcp_proxy.h"
+
+#include <gtest/gtest.h>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/random.h"
+#include "net/tcp_listener.h"
+#include "net_test_util.h"
+
+namespace vsc::net {
+namespace {
+
+using namespace std::chrono_literals;
+using asio::ip::tcp;
+using testing::ConnectTcp;
+using testing::ContextThread;
+using testing::RecvAll;
+using testing::RecvExactly;
+using testing::SendAllFd;
+
+// A raw blocking listening socket on 127.0.0.1 with accept/recv deadlines of 10 s.
+class RawListener {
+ public:
+  explicit RawListener(int backlog = 16) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a = testing::Loopback(0);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    ::listen(fd_, backlog);
+    testing::SetRecvTimeout(fd_, 10s);
+    socklen_t len = sizeof(a);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+  }
+  ~RawListener() { ::close(fd_); }
+  uint16_t port() const { return port_; }
+  tcp::endpoint endpoint() const { return {asio::ip::address_v4::loopback(), port_}; }
+  int Accept() {
+    int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c >= 0) testing::SetRecvTimeout(c, 10s);
+    return c;
+  }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+using ResultPromise = std::shared_ptr<std::promise<ProxyResult>>;
+
+asio::awaitable<void> ConnectAndProxy(tcp::socket client, tcp::endpoint backend,
+                                      ProxyOptions options, ResultPromise out) {
+  auto conn = co_await Connect(client.get_executor(), backend, 5s);
+  if (!conn.ok()) {
+    out->set_value(ProxyResult{0, 0, 0, conn.status()});
+    co_return;
+  }
+  ProxyResult r = co_await Proxy(std::move(client), std::move(*conn), options);
+  out->set_value(std::move(r));
+}
+
+// Front listener on the io thread; each accepted client is proxied to `backend`.
+class ProxyHarness {
+ public:
+  ProxyHarness(tcp::endpoint backend, ProxyOptions options) {
+    port_ = io_.Run([&] {
+      auto l = TcpListener::Listen(io_.ctx(), tcp::endpoint(asio::ip::address_v4::loopback(), 0),
+                                   false);
+      if (!l.ok()) return uint16_t{0};
+      listener_ = std::move(*l);
+      ResultPromise out = result_;
+      asio::io_context& ctx = io_.ctx();
+      listener_->Start([&ctx, backend, options, out](tcp::socket s) {
+        asio::co_spawn(ctx, ConnectAndProxy(std::move(s), backend, options, out), asio::detached);
+      });
+      return listener_->local_port();
+    });
+  }
+  ~ProxyHarness() {
+    io_.Run([&] { listener_.reset(); });
+  }
+  uint16_t port() const { return port_; }
+  // The result of the (single) proxied connection, or a failed status after 10 s.
+  ProxyResult Result() {
+    auto fut = result_->get_future();
+    if (fut.wait_for(10s) != std::future_status::ready) {
+      return ProxyResult{0, 0, 0, Internal("proxy did not finish within 10 s")};
+    }
+    return fut.get();
+  }
+
+ private:
+  ContextThread io_;
+  std::unique_ptr<TcpListener> listener_;
+  ResultPromise result_ = std::make_shared<std::promise<ProxyResult>>();
+  uint16_t port_ = 0;
+};
+
+TEST(TcpProxyTest, BytesFlowBothWaysAndHalfCloseIsPropagated) {
+  RawListener backend;
+  ProxyHarness proxy(backend.endpoint(), {});
+  ASSERT_NE(proxy.port(), 0);
+  int client = ConnectTcp(proxy.port());
+  ASSERT_GE(client, 0);
+  int server = backend.Accept();
+  ASSERT_GE(server, 0);
+
+  ASSERT_TRUE(SendAllFd(client, "hello"));
+  EXPECT_EQ(RecvExactly(server, 5), "hello");
+  ASSERT_TRUE(SendAllFd(server, "world!"));
+  EXPECT_EQ(RecvExactly(client, 6), "world!");
+
+  // The client ends its stream: the backend sees EOF but can still answer.
+  ::shutdown(client, SHUT_WR);
+  EXPECT_EQ(RecvAll(server), "");
+  ASSERT_TRUE(SendAllFd(server, "after-half-close"));
+  EXPECT_EQ(RecvExactly(client, 16), "after-half-close");
+  ::shutdown(server, SHUT_WR);
+  EXPECT_EQ(RecvAll(client), "");
+
+  ProxyResult r = proxy.Result();
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.bytes_a_to_b, 5u);
+  EXPECT_EQ(r.bytes_b_to_a, 22u);
+  EXPECT_EQ(r.bytes_spliced, 0u);  // short exchanges stay on the copy path
+  ::close(client);
+  ::close(server);
+}
+
+std::string RandomBytes(size_t n, uint64_t seed) {
+  Random rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t v = rng.Next();
+    for (size_t j = 0; j < 8 && i + j < n; ++j) s[i + j] = static_cast<char>(v >> (8 * j));
+  }
+  return s;
+}
+
+class TcpProxyLargeTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(TcpProxyLargeTest, EightMegabytesEachWayArriveIntact) {
+  RawListener backend;
+  ProxyOptions options;
+  options.splice_threshold = GetParam();
+  ProxyHarness proxy(backend.endpoint(), options);
+  int client = ConnectTcp(proxy.port());
+  ASSERT_GE(client, 0);
+  int server = backend.Accept();
+  ASSERT_GE(server, 0);
+
+  constexpr size_t kSize = 8 << 20;
+  const std::string up = RandomBytes(kSize, 1);
+  const std::string down = RandomBytes(kSize, 2);
+  auto w1 = std::async(std::launch::async, [&] {
+    bool ok = SendAllFd(client, up);
+    ::shutdown(client, SHUT_WR);
+    return ok;
+  });
+  auto w2 = std::async(std::launch::async, [&] {
+    bool ok = SendAllFd(server, down);
+    ::shutdown(server, SHUT_WR);
+    return ok;
+  });
+  auto r1 = std::async(std::launch::async, [&] { return RecvAll(server); });
+  std::string got_down = RecvAll(client);
+  std::string got_up = r1.get();
+  EXPECT_TRUE(w1.get());
+  EXPECT_TRUE(w2.get());
+  EXPECT_EQ(got_up.size(), kSize);
+  EXPECT_EQ(got_down.size(), kSize);
+  EXPECT_TRUE(got_up == up);
+  EXPECT_TRUE(got_down == down);
+
+  ProxyResult r = proxy.Result();
+  EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.bytes_a_to_b, kSize);
+  EXPECT_EQ(r.bytes_b_to_a, kSize);
+  // A bulk stream switches to splice(2) after at most a few copied buffers.
+  EXPECT_GT(r.bytes_spliced, 2 * kSize - 2 * (1 << 20));
+  ::close(client);
+  ::close(server);
+}
+
+INSTANTIATE_TEST_SUITE_P(SpliceThreshold, TcpProxyLargeTest, ::testing::Values(0, 16 * 1024));
+
+TEST(TcpProxyTest, ResetOnOneSideResetsTheOther) {
+  RawListener backend;
+  ProxyHarness proxy(backend.endpoint(), {});
+  int client = ConnectTcp(proxy.port());
+  ASSERT_GE(client, 0);
+  int server = backend.Accept();
+  ASSERT_GE(server, 0);
+  ASSERT_TRUE(SendAllFd(client, "ping"));
+  EXPECT_EQ(RecvExactly(server, 4), "ping");
+  linger lg{1, 0};
+  ::setsockopt(server, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+  ::close(server);  // RST
+
+  ProxyResult r = proxy.Result();
+  EXPECT_EQ(r.status.code(), Code::kIo) << r.status.ToString();
+  EXPECT_NE(r.status.message().find("b->a"), std::string::npos) << r.status.message();
+  char c;
+  ssize_t n = ::recv(client, &c, 1, 0);
+  EXPECT_EQ(n, -1);
+  EXPECT_EQ(errno, ECONNRESET);
+  ::close(client);
+}
+
+TEST(TcpProxyTest, IdleConnectionIsClosed) {
+  RawListener backend;
+  ProxyOptions options;
+  options.idle_timeout = 200ms;
+  ProxyHarness proxy(backend.endpoint(), options);
+  auto start = std::chrono::steady_clock::now();
+  int client = ConnectTcp(proxy.port());
+  ASSERT_GE(client, 0);
+  int server = backend.Accept();
+  ASSERT_GE(server, 0);
+  EXPECT_EQ(RecvAll(client), "");  // EOF once the idle timeout fires
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(elapsed, 200ms);
+  ProxyResult r = proxy.Result();
+  EXPECT_EQ(r.status.code(), Code::kUnavailable) << r.status.ToString();
+  EXPECT_NE(r.status.message().find("idle"), std::string::npos);
+  ::close(client);
+  ::close(server);
+}
+
+asio::awaitable<void> ConnectInto(tcp::endpoint ep, Duration timeout,
+                                  std::shared_ptr<std::vector<tcp::socket>> keep,
+                                  std::shared_ptr<std::promise<Status>> out) {
+  auto ex = co_await asio::this_coro::executor;
+  auto r = co_await Connect(ex, ep, timeout);
+  if (r.ok()) {
+    keep->push_back(std::move(*r));
+    out->set_value(Status::Ok());
+  } else {
+    out->set_value(r.status());
+  }
+}
+
+Status ConnectOnce(ContextThread& io, tcp::endpoint ep, Duration timeout,
+                   std::shared_ptr<std::vector<tcp::socket>> keep) {
+  auto out = std::make_shared<std::promise<Status>>();
+  auto fut = out->get_future();
+  asio::co_spawn(io.ctx(), ConnectInto(ep, timeout, keep, out), asio::detached);
+  if (fut.wait_for(10s) != std::future_status::ready) return Internal("connect hung");
+  return fut.get();
+}
+
+TEST(TcpProxyTest, ConnectToClosedPortFails) {
+  ContextThread io;
+  uint16_t closed_port;
+  {
+    RawListener gone;
+    closed_port = gone.port();
+  }
+  auto keep = std::make_shared<std::vector<tcp::socket>>();
+  Status s = ConnectOnce(io, tcp::endpoint(asio::ip::address_v4::loopback(), closed_port), 2s,
+                         keep);
+  EXPECT_EQ(s.code(), Code::kIo) << s.ToString();
+  EXPECT_NE(s.message().find("refused"), std::string::npos) << s.message();
+  io.Run([&] { keep->clear(); });
+}
+
+TEST(TcpProxyTest, ConnectWithoutAnswerTimesOut) {
+  ContextThread io;
+  // A listener that never accepts, with the smallest backlog: once its accept queue is full the
+  // kernel drops further SYNs, so those connects get no answer at all.
+  RawListener full(/*backlog=*/0);
+  auto keep = std::make_shared<std::vector<tcp::socket>>();
+  Status last;
+  for (int i = 0; i < 8 && last.ok(); ++i) last = ConnectOnce(io, full.endpoint(), 300ms, keep);
+  EXPECT_EQ(last.code(), Code::kUnavailable) << last.ToString();
+  EXPECT_NE(last.message().find("no answer within 300 ms"), std::string::npos) << last.message();
+  io.Run([&] { keep->clear(); });
+}
+
+}  // namespace
+}  // namespace vsc::net
