@@ -16,15 +16,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "proto/frame.h"
 #include "proto/lookup_codec.h"
 
@@ -65,6 +68,7 @@ inline uint16_t LocalPort(int fd) {
 struct UdpResponderOptions {
   int drop_first = 0;         // requests to ignore before answering
   bool stale_before = false;  // send a wrong-id answer and a garbage datagram first
+  Duration delay{0};          // hold each answer this long (answers stay concurrent)
 };
 
 struct TcpResponderOptions {
@@ -98,12 +102,28 @@ class UdpLookupResponder {
   uint64_t answered() const { return answered_.load(); }
 
  private:
+  struct Held {
+    TimePoint due;
+    sockaddr_in to;
+    std::vector<uint8_t> bytes;
+  };
+
   void Run() {
     std::array<uint8_t, 2048> in;
     std::array<uint8_t, proto::kMaxResponseSize> out;
+    std::deque<Held> held;  // answers waiting for their delay, in due order
     for (;;) {
+      while (!held.empty() && held.front().due <= clock_.Now()) {
+        Send(held.front().bytes.data(), held.front().bytes.size(), held.front().to);
+        held.pop_front();
+        answered_.fetch_add(1);
+      }
+      int wait_ms = -1;
+      if (!held.empty()) {
+        wait_ms = std::max(0, static_cast<int>(ToMillis(held.front().due - clock_.Now())) + 1);
+      }
       pollfd p[2] = {{recv_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-      if (::poll(p, 2, -1) < 0) continue;
+      if (::poll(p, 2, wait_ms) <= 0) continue;
       if (p[1].revents != 0) return;
       sockaddr_in from{};
       socklen_t len = sizeof(from);
@@ -121,7 +141,12 @@ class UdpLookupResponder {
         const uint8_t garbage[] = {'V', 'L', 9, 9};
         Send(garbage, sizeof(garbage), from);
       }
-      Send(out.data(), AnswerRequest(*req, out), from);
+      const size_t m = AnswerRequest(*req, out);
+      if (options_.delay > Duration::zero()) {
+        held.push_back({clock_.Now() + options_.delay, from, {out.data(), out.data() + m}});
+        continue;
+      }
+      Send(out.data(), m, from);
       answered_.fetch_add(1);
     }
   }
@@ -130,6 +155,7 @@ class UdpLookupResponder {
   }
 
   UdpResponderOptions options_;
+  RealClock clock_;
   int recv_fd_;
   int reply_fd_;
   int stop_fd_;

@@ -3,15 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <cctype>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/random.h"
+#include "doc_vectors.h"
 
 namespace vsc::proto {
 namespace {
@@ -363,33 +359,8 @@ TEST(LookupCodecTest, ForwardHeaderTruncationsAndCorruptionsAreRefusedOrCanonica
 
 // ---- the test vectors printed in docs/protocol.md ----
 
-// Reads every "```hex <name>" block of docs/protocol.md.
-std::map<std::string, Bytes> DocVectors() {
-  const auto path =
-      std::filesystem::path(__FILE__).parent_path() / "../../../docs/protocol.md";
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::map<std::string, Bytes> out;
-  std::string line, name;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (!inside && line.rfind("```hex ", 0) == 0) {
-      name = line.substr(7);
-      inside = true;
-      out[name];
-    } else if (inside && line.rfind("```", 0) == 0) {
-      inside = false;
-    } else if (inside) {
-      std::istringstream words(line);
-      std::string w;
-      while (words >> w) out[name].push_back(static_cast<uint8_t>(std::stoul(w, nullptr, 16)));
-    }
-  }
-  return out;
-}
-
 TEST(LookupCodecTest, DocumentedVectorsMatchTheCodec) {
-  const auto v = DocVectors();
+  const auto v = testing::ProtocolDocVectors();
   ASSERT_EQ(v.count("request-two-ids"), 1u);
   ASSERT_EQ(v.count("forward-header"), 1u);
   ASSERT_EQ(v.count("response-found-and-missing"), 1u);

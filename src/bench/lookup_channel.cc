@@ -1,0 +1,184 @@
+#include "bench/lookup_channel.h"
+
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+
+#include "proto/frame.h"
+#include "proto/lookup_codec.h"
+
+namespace vsc::bench {
+namespace {
+
+class UdpChannel final : public LookupChannel {
+ public:
+  UdpChannel(client::UniqueFd fd, sockaddr_in target) : fd_(std::move(fd)), target_(target) {
+    for (size_t i = 0; i < kBatch; ++i) {
+      iov_[i] = {bufs_[i].data(), bufs_[i].size()};
+      msgs_[i].msg_hdr.msg_iov = &iov_[i];
+      msgs_[i].msg_hdr.msg_iovlen = 1;
+    }
+  }
+
+  int fd() const override { return fd_.get(); }
+
+  Status Send(std::span<const uint8_t> request) override {
+    if (::sendto(fd_.get(), request.data(), request.size(), 0,
+                 reinterpret_cast<const sockaddr*>(&target_), sizeof(target_)) < 0) {
+      return ErrnoStatus("sendto " + client::FormatAddress(target_), errno);
+    }
+    return Status::Ok();
+  }
+
+  Status Poll(short, const AnswerFn& on_answer) override {
+    for (;;) {
+      const int n = ::recvmmsg(fd_.get(), msgs_.data(), kBatch, MSG_DONTWAIT, nullptr);
+      if (n < 0) {
+        // ECONNREFUSED reports an ICMP error for some earlier datagram; the socket still works.
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED) {
+          return Status::Ok();
+        }
+        return ErrnoStatus("recvmmsg", errno);
+      }
+      for (int i = 0; i < n; ++i) on_answer(std::span(bufs_[i].data(), msgs_[i].msg_len));
+      if (n < static_cast<int>(kBatch)) return Status::Ok();
+    }
+  }
+
+ private:
+  static constexpr size_t kBatch = 32;
+  client::UniqueFd fd_;
+  sockaddr_in target_;
+  std::array<std::array<uint8_t, proto::kMaxLookupDatagram>, kBatch> bufs_;
+  std::array<iovec, kBatch> iov_;
+  std::array<mmsghdr, kBatch> msgs_{};
+};
+
+Result<client::UniqueFd> ConnectTcp(const sockaddr_in& target, Duration timeout,
+                                    const Clock& clock) {
+  const std::string where = "connect " + client::FormatAddress(target);
+  client::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return ErrnoStatus("socket(tcp)", errno);
+  const int one = 1;
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&target), sizeof(target)) == 0) {
+    return fd;
+  }
+  if (errno != EINPROGRESS) return Unavailable(ErrnoStatus(where, errno).message());
+  const TimePoint deadline = clock.Now() + timeout;
+  for (;;) {
+    const Duration left = deadline - clock.Now();
+    if (left <= Duration::zero()) return Unavailable(where + ": timed out");
+    pollfd p{fd.get(), POLLOUT, 0};
+    const timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
+                      static_cast<long>(left.count() % 1'000'000'000)};
+    const int rc = ::ppoll(&p, 1, &ts, nullptr);
+    if (rc < 0 && errno != EINTR) return ErrnoStatus("poll(connect)", errno);
+    if (rc > 0) break;
+  }
+  int err = 0;
+  socklen_t len = sizeof(err);
+  ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err != 0) return Unavailable(ErrnoStatus(where, err).message());
+  return fd;
+}
+
+class TcpChannel final : public LookupChannel {
+ public:
+  TcpChannel(client::UniqueFd fd, sockaddr_in target, Duration connect_timeout,
+             const Clock& clock)
+      : fd_(std::move(fd)), target_(target), connect_timeout_(connect_timeout), clock_(clock) {}
+
+  int fd() const override { return fd_.get(); }
+  bool WantsWrite() const override { return out_pos_ < out_.size(); }
+
+  Status Send(std::span<const uint8_t> request) override {
+    if (!fd_.valid()) {
+      VSC_ASSIGN_OR_RETURN(fd_, ConnectTcp(target_, connect_timeout_, clock_));
+      decoder_ = proto::FrameDecoder(proto::kMaxLookupMessage);
+      out_.clear();
+      out_pos_ = 0;
+    }
+    proto::AppendFrame(out_, request);
+    return Flush();
+  }
+
+  Status Poll(short revents, const AnswerFn& on_answer) override {
+    if (!fd_.valid()) return Status::Ok();
+    if ((revents & POLLOUT) != 0) VSC_RETURN_IF_ERROR(Flush());
+    for (;;) {
+      const ssize_t n = ::recv(fd_.get(), in_.data(), in_.size(), MSG_DONTWAIT);
+      if (n == 0) return Broken(Unavailable("connection closed by the server"));
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EINTR) continue;
+        return Broken(ErrnoStatus("recv", errno));
+      }
+      decoder_.Feed(std::span(in_.data(), static_cast<size_t>(n)));
+      for (;;) {
+        auto frame = decoder_.Next();
+        if (!frame.ok()) return Broken(DataLoss(frame.status().message()));
+        if (!frame->has_value()) break;
+        on_answer(**frame);
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Flush() {
+    while (out_pos_ < out_.size()) {
+      const ssize_t n =
+          ::send(fd_.get(), out_.data() + out_pos_, out_.size() - out_pos_, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EINTR) continue;
+        return Broken(ErrnoStatus("send", errno));
+      }
+      out_pos_ += static_cast<size_t>(n);
+    }
+    if (out_pos_ == out_.size()) {
+      out_.clear();
+      out_pos_ = 0;
+    }
+    return Status::Ok();
+  }
+
+  Status Broken(Status why) {
+    fd_.Reset();
+    return why.Annotate("lookup over tcp to " + client::FormatAddress(target_));
+  }
+
+  client::UniqueFd fd_;
+  sockaddr_in target_;
+  Duration connect_timeout_;
+  const Clock& clock_;
+  proto::FrameDecoder decoder_{proto::kMaxLookupMessage};
+  std::vector<uint8_t> out_;
+  size_t out_pos_ = 0;
+  std::array<uint8_t, 16384> in_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LookupChannel>> LookupChannel::Open(client::Transport transport,
+                                                           const sockaddr_in& target,
+                                                           Duration connect_timeout,
+                                                           const Clock& clock) {
+  if (transport == client::Transport::kTcp) {
+    VSC_ASSIGN_OR_RETURN(client::UniqueFd fd, ConnectTcp(target, connect_timeout, clock));
+    return std::unique_ptr<LookupChannel>(
+        std::make_unique<TcpChannel>(std::move(fd), target, connect_timeout, clock));
+  }
+  client::UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return ErrnoStatus("socket(udp)", errno);
+  // Bursts of answers in open-loop mode must not overflow the default receive buffer.
+  const int size = 4 << 20;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+  return std::unique_ptr<LookupChannel>(std::make_unique<UdpChannel>(std::move(fd), target));
+}
+
+}  // namespace vsc::bench
