@@ -70,6 +70,16 @@ void BM_PickPersistent(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// Rebuild runs on the worker thread at every view change; Maglev's is the expensive one.
+void BM_Rebuild(benchmark::State& state, std::string name) {
+  auto backends = MakeBackends(static_cast<size_t>(state.range(0)));
+  std::unique_ptr<Scheduler> s = std::move(MakeScheduler(name)).value();
+  for (auto _ : state) {
+    s->Rebuild(backends);
+    benchmark::ClobberMemory();
+  }
+}
+
 void RegisterAll() {
   for (std::string_view name : SchedulerNames()) {
     benchmark::RegisterBenchmark(("BM_Pick/" + std::string(name)).c_str(), BM_Pick,
@@ -78,6 +88,12 @@ void RegisterAll() {
         ->Arg(64);
   }
   benchmark::RegisterBenchmark("BM_PickPersistent/wlc", BM_PickPersistent)->Arg(4)->Arg(64);
+  for (std::string name : {"wrr", "sh", "mh"}) {
+    benchmark::RegisterBenchmark(("BM_Rebuild/" + name).c_str(), BM_Rebuild, name)
+        ->Arg(4)
+        ->Arg(64)
+        ->Unit(benchmark::kMicrosecond);
+  }
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ struct Backend {
 
 struct Flow {
   uint32_t client_ip = 0;  // IPv4, host byte order
-  uint16_t client_port = 0;
+  uint16_t client_port = 0;  // not hashed by sh/mh (LVS default; sh-port/mh-port not offered)
 };
 
 // The rule every scheduler shares (LVS: weight 0 is quiesced, OVERLOAD/unavailable skipped).
