@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/ready_file.h"
 #include "common/signals.h"
 #include "membership/membership.h"
 #include "sched/scheduler.h"
@@ -91,6 +92,13 @@ Status Director::Start() {
   pool_.Start();
   control_thread_ = std::thread([this] { control_io_.run(); });
   started_ = true;
+  if (!config_.ready_file.empty()) {
+    VSC_RETURN_IF_ERROR(WriteReadyFile(
+        config_.ready_file, {{"lookup_port", std::to_string(lookup_port_)},
+                             {"control_port", std::to_string(control_port())},
+                             {"heartbeat_port", std::to_string(heartbeat_port())},
+                             {"admin_port", std::to_string(admin_port())}}));
+  }
   spdlog::info(
       "director up: lookup {}:{} (udp dr, tcp proxy), control {}, heartbeat {}, admin {}:{}, "
       "{} workers, scheduler {}",

@@ -25,6 +25,8 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("dwlc_reference_ms", &dwlc_reference_ms, "dwlc: weight = reference - response time");
   t.Bind("max_servers", &max_servers, "most real servers the director tracks");
   t.Bind("log_level", &log_level, "trace debug info warn error off");
+  t.Bind("ready_file", &ready_file,
+         "write the bound ports here as JSON once serving (for scripts and tests)");
 }
 
 }  // namespace vsc::director

@@ -30,6 +30,7 @@ struct DirectorConfig {
   double dwlc_reference_ms = 700;
   uint32_t max_servers = 1024;
   std::string log_level = "info";
+  std::string ready_file;             // written with the bound ports once serving
 
   // Registers every field on `table` (section "director").
   void Bind(ConfigTable& table);

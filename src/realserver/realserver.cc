@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "common/ready_file.h"
 #include "common/signals.h"
 #include "net/endpoint.h"
 
@@ -89,6 +90,11 @@ Status RealServer::Start() {
   pool_.Start();
   control_thread_ = std::thread([this] { control_io_.run(); });
   started_ = true;
+  if (!config_.ready_file.empty()) {
+    VSC_RETURN_IF_ERROR(WriteReadyFile(config_.ready_file,
+                                       {{"lookup_port", std::to_string(lookup_port_)},
+                                        {"http_port", std::to_string(http_port_)}}));
+  }
   spdlog::info("real server {} up: lookup {}:{} (udp, tcp), http {}:{}, db {}, director {}",
                config_.id, config_.listen, lookup_port_, config_.listen, http_port_, config_.db,
                config_.director);

@@ -17,6 +17,8 @@ void RealServerConfig::Bind(ConfigTable& t) {
          "IPv4 addresses allowed to send forward headers, comma-separated (default: the "
          "director's address)");
   t.Bind("log_level", &log_level, "trace debug info warn error off");
+  t.Bind("ready_file", &ready_file,
+         "write the bound ports here as JSON once serving (for scripts and tests)");
 }
 
 }  // namespace vsc::realserver

@@ -23,6 +23,7 @@ struct RealServerConfig {
   std::string trusted_forwarders;      // comma-separated IPv4 addresses allowed to send forward
                                        // headers; empty = the director's address
   std::string log_level = "info";
+  std::string ready_file;              // written with the bound ports once serving
 
   void Bind(ConfigTable& table);
 };
