@@ -15,5 +15,6 @@ void AddBenchCommand(CLI::App& app);
 void AddDirectorCommand(CLI::App& app);
 void AddRealServerCommand(CLI::App& app);
 void AddAdmCommand(CLI::App& app);
+void AddDemoCommand(CLI::App& app);
 
 }  // namespace vsc::cli

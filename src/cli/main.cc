@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   vsc::cli::AddDirectorCommand(app);
   vsc::cli::AddRealServerCommand(app);
   vsc::cli::AddAdmCommand(app);
+  vsc::cli::AddDemoCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,232 @@
+#include "bench/local_cluster.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "net/http_client.h"
+#include "proto/cluster_key.h"
+
+namespace vsc::bench {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) return IoError("cannot write " + path);
+  out << text;
+  if (!out.flush()) return IoError("cannot write " + path);
+  return Status::Ok();
+}
+
+Result<nlohmann::json> ParseReady(const std::string& text, const std::string& path) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Internal("ready file " + path + " is not JSON");
+  return j;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOptions& options) {
+  std::unique_ptr<LocalCluster> c(new LocalCluster(options));
+  std::error_code ec;
+  fs::create_directories(options.work_dir, ec);
+  if (ec) return IoError("cannot create " + options.work_dir + ": " + ec.message());
+  if (options.real_servers < 0 || options.real_servers > 64) {
+    return InvalidArgument("real_servers must be 0 to 64");
+  }
+  VSC_ASSIGN_OR_RETURN(auto key, proto::ClusterKey::Generate());
+  c->key_file_ = c->Path("cluster.key");
+  c->key_hex_ = key.Hex();
+  ::unlink(c->key_file_.c_str());
+  VSC_RETURN_IF_ERROR(key.WriteFile(c->key_file_));
+  if (options.start_director) VSC_RETURN_IF_ERROR(c->StartDirector());
+  c->servers_.resize(options.real_servers);
+  for (int i = 0; i < options.real_servers; ++i) VSC_RETURN_IF_ERROR(c->StartServer(i));
+  return c;
+}
+
+LocalCluster::~LocalCluster() { Stop(); }
+
+Status LocalCluster::StartDirector() {
+  const std::string ready = Path("director.ready");
+  const std::string token_file = Path("director-admin.token");
+  ::unlink(ready.c_str());
+  ::unlink(token_file.c_str());
+  SpawnOptions so;
+  so.argv = {options_.vsc_binary,
+             "director",
+             "--key-file", key_file_,
+             "--lookup-port", "0",
+             "--control-port", "0",
+             "--heartbeat-port", "0",
+             "--admin-port", "0",
+             "--admin-token-file", token_file,
+             "--workers", std::to_string(options_.director_workers),
+             "--scheduler", options_.scheduler,
+             "--heartbeat-interval-ms", std::to_string(options_.heartbeat_interval_ms),
+             "--silent-after", std::to_string(options_.silent_after),
+             "--down-after", std::to_string(options_.down_after),
+             "--log-level", options_.log_level,
+             "--ready-file", ready};
+  for (const auto& a : options_.director_extra_args) so.argv.push_back(a);
+  so.log_path = Path("director.log");
+  VSC_ASSIGN_OR_RETURN(auto proc, Subprocess::Spawn(so));
+  director_ = std::make_unique<Subprocess>(std::move(proc));
+  auto text = WaitForFile(ready, 10s, director_.get());
+  if (!text.ok()) return text.status().Annotate("starting the director (see " + so.log_path + ")");
+  VSC_ASSIGN_OR_RETURN(auto j, ParseReady(*text, ready));
+  lookup_port_ = j.at("lookup_port");
+  control_port_ = j.at("control_port");
+  heartbeat_port_ = j.at("heartbeat_port");
+  admin_port_ = j.at("admin_port");
+  std::ifstream in(token_file);
+  std::getline(in, token_);
+  if (token_.empty()) return Internal("the director wrote no admin token to " + token_file);
+  return Status::Ok();
+}
+
+Status LocalCluster::StartServer(int i) {
+  Server& s = servers_[i];
+  const std::string id = server_id(i);
+  const std::string ready = Path(id + ".ready");
+  ::unlink(ready.c_str());
+  SpawnOptions so;
+  so.argv = {options_.vsc_binary,
+             "realserver",
+             "--id", id,
+             "--key-file", key_file_,
+             "--director", "127.0.0.1:" + std::to_string(control_port_ ? control_port_ : 9),
+             "--db", options_.db_path,
+             "--workers", std::to_string(options_.rs_workers),
+             "--log-level", options_.log_level,
+             "--ready-file", ready};
+  if (s.lookup_port != 0) {  // a restart keeps its ports, as a real host would
+    so.argv.insert(so.argv.end(), {"--lookup-port", std::to_string(s.lookup_port),
+                                   "--http-port", std::to_string(s.http_port)});
+  }
+  so.log_path = Path(id + ".log");
+  if (options_.rs_cpu_quota > 0) {
+    if (s.cgroup.empty()) {
+      s.cgroup = "/sys/fs/cgroup/cpu/vsc-" + std::to_string(getpid()) + "-" + id;
+      std::error_code ec;
+      fs::create_directories(s.cgroup, ec);
+      if (ec) {
+        s.cgroup.clear();
+        return IoError("cannot create cgroup (needs root and the v1 cpu controller): " +
+                       ec.message());
+      }
+      VSC_RETURN_IF_ERROR(WriteText(s.cgroup + "/cpu.cfs_period_us", "100000\n"));
+      VSC_RETURN_IF_ERROR(WriteText(
+          s.cgroup + "/cpu.cfs_quota_us",
+          std::to_string(static_cast<int64_t>(options_.rs_cpu_quota * 100000)) + "\n"));
+    }
+    so.cgroup_procs = s.cgroup + "/cgroup.procs";
+  }
+  VSC_ASSIGN_OR_RETURN(auto proc, Subprocess::Spawn(so));
+  s.process = std::make_unique<Subprocess>(std::move(proc));
+  auto text = WaitForFile(ready, 10s, s.process.get());
+  if (!text.ok()) return text.status().Annotate("starting " + id + " (see " + so.log_path + ")");
+  VSC_ASSIGN_OR_RETURN(auto j, ParseReady(*text, ready));
+  s.lookup_port = j.at("lookup_port");
+  s.http_port = j.at("http_port");
+  return Status::Ok();
+}
+
+Status LocalCluster::SignalServer(int i, int sig) {
+  if (i < 0 || i >= size() || !servers_[i].process) return InvalidArgument("no such server");
+  return servers_[i].process->Signal(sig);
+}
+
+Status LocalCluster::RestartServer(int i) {
+  if (i < 0 || i >= size()) return InvalidArgument("no such server");
+  if (servers_[i].process && servers_[i].process->running()) {
+    return FailedPrecondition(server_id(i) + " is still running");
+  }
+  servers_[i].process.reset();
+  return StartServer(i);
+}
+
+Result<nlohmann::json> LocalCluster::AdminGet(const std::string& target) {
+  auto r = net::HttpRequestSync("127.0.0.1", admin_port_, "GET", target, "",
+                                {{"Authorization", "Bearer " + token_}}, 5s);
+  if (!r.ok()) return r.status();
+  if (r->status != 200) return Unavailable("GET " + target + ": HTTP " + std::to_string(r->status) + " " + r->body);
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded()) return nlohmann::json(r->body);  // /metrics is text
+  return j;
+}
+
+Result<nlohmann::json> LocalCluster::AdminPost(const std::string& target,
+                                               const nlohmann::json& body) {
+  auto r = net::HttpRequestSync("127.0.0.1", admin_port_, "POST", target, body.dump(),
+                                {{"Authorization", "Bearer " + token_},
+                                 {"Content-Type", "application/json"}},
+                                5s);
+  if (!r.ok()) return r.status();
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (r->status != 200) {
+    return FailedPrecondition("POST " + target + ": HTTP " + std::to_string(r->status) + " " + r->body);
+  }
+  return j;
+}
+
+Result<std::string> LocalCluster::ServerState(const std::string& id) {
+  VSC_ASSIGN_OR_RETURN(auto status, AdminGet("/v1/status"));
+  for (const auto& s : status.at("services").at(0).at("servers")) {
+    if (s.at("id") == id) return s.at("state").get<std::string>();
+  }
+  return std::string();
+}
+
+Status LocalCluster::WaitForState(const std::string& id, const std::string& state,
+                                  Duration timeout) {
+  RealClock clock;
+  const TimePoint deadline = clock.Now() + timeout;
+  std::string last;
+  for (;;) {
+    auto s = ServerState(id);
+    if (s.ok()) {
+      last = *s;
+      if (last == state) return Status::Ok();
+    }
+    if (clock.Now() >= deadline) {
+      return Unavailable(id + " did not become " + state + " (last state: " +
+                         (last.empty() ? "unlisted" : last) + ")");
+    }
+    timespec ts{0, 10'000'000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+Status LocalCluster::WaitAllActive(Duration timeout) {
+  for (int i = 0; i < size(); ++i) VSC_RETURN_IF_ERROR(WaitForState(server_id(i), "ACTIVE", timeout));
+  return Status::Ok();
+}
+
+void LocalCluster::Stop() {
+  for (auto& s : servers_) {
+    if (s.process) {
+      s.process->Signal(SIGCONT).ok();  // a stopped process cannot act on SIGTERM
+      s.process->Terminate(3s);
+      s.process.reset();
+    }
+    if (!s.cgroup.empty()) {
+      ::rmdir(s.cgroup.c_str());
+      s.cgroup.clear();
+    }
+  }
+  if (director_) {
+    director_->Terminate(3s);
+    director_.reset();
+  }
+}
+
+}  // namespace vsc::bench
