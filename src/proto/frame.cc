@@ -1,5 +1,6 @@
 #include "proto/frame.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -49,7 +50,10 @@ Result<std::optional<std::vector<uint8_t>>> FrameDecoder::Next() {
 void AppendFrame(std::vector<uint8_t>& out, std::span<const uint8_t> payload) {
   if (payload.size() > UINT32_MAX) std::abort();  // a caller bug: no limit allows this
   const auto len = static_cast<uint32_t>(payload.size());
-  out.reserve(out.size() + kFrameHeaderBytes + payload.size());
+  // Grow geometrically: reserving the exact size on every call would reallocate each time and
+  // make appending many frames to one buffer quadratic.
+  const size_t needed = out.size() + kFrameHeaderBytes + payload.size();
+  if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
   out.push_back(static_cast<uint8_t>(len >> 24));
   out.push_back(static_cast<uint8_t>(len >> 16));
   out.push_back(static_cast<uint8_t>(len >> 8));

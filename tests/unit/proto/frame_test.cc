@@ -70,6 +70,19 @@ TEST(FrameTest, DocumentedVectorMatchesTheCode) {
   EXPECT_EQ(std::string((*next)->begin(), (*next)->end()), hello);
 }
 
+TEST(FrameTest, AppendingManyFramesReallocatesLogarithmically) {
+  Bytes out;
+  const Bytes payload(3, 0x5a);
+  int reallocations = 0;
+  for (int i = 0; i < 100'000; ++i) {
+    const size_t before = out.capacity();
+    AppendFrame(out, payload);
+    if (out.capacity() != before) ++reallocations;
+  }
+  EXPECT_EQ(out.size(), 100'000u * 7);
+  EXPECT_LE(reallocations, 40);
+}
+
 TEST(FrameTest, ManyFramesSurviveEverySplit) {
   constexpr size_t kMax = 4096;
   Random rng(7);
