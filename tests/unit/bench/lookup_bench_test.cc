@@ -108,7 +108,7 @@ TEST(LookupBenchTest, DroppedRequestsAreCountedAsLost) {
   LookupBenchOptions o = Options(Udp(responder.port()));
   o.concurrency = 1;
   o.duration_s = 0.5;
-  o.timeout = 20ms;
+  o.timeout = 50ms;
   RealClock clock;
   auto r = RunLookupBench(o, clock, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -114,9 +114,9 @@ class UdpLookupResponder {
     std::deque<Held> held;  // answers waiting for their delay, in due order
     for (;;) {
       while (!held.empty() && held.front().due <= clock_.Now()) {
+        answered_.fetch_add(1);  // before sending, so a test that saw the answer sees the count
         Send(held.front().bytes.data(), held.front().bytes.size(), held.front().to);
         held.pop_front();
-        answered_.fetch_add(1);
       }
       int wait_ms = -1;
       if (!held.empty()) {
@@ -146,8 +146,8 @@ class UdpLookupResponder {
         held.push_back({clock_.Now() + options_.delay, from, {out.data(), out.data() + m}});
         continue;
       }
-      Send(out.data(), m, from);
       answered_.fetch_add(1);
+      Send(out.data(), m, from);
     }
   }
   void Send(const uint8_t* data, size_t n, const sockaddr_in& to) {
@@ -221,12 +221,12 @@ class TcpLookupResponder {
             if (!req.ok()) continue;
             std::vector<uint8_t> reply;
             proto::AppendFrame(reply, std::span(out.data(), AnswerRequest(*req, out)));
+            answered_.fetch_add(1);  // before sending, so a test that saw the answer sees the count
             if (::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) !=
                 static_cast<ssize_t>(reply.size())) {
               close_it = true;
               break;
             }
-            answered_.fetch_add(1);
             if (options_.close_after_first_answer) {
               close_it = true;
               break;
