@@ -1,0 +1,38 @@
+// Applier: applies replicated entries strictly in seq order (DESIGN §7). Consecutive entries are
+// batched into one transaction whose commit also stores applied_seq and the digest, so a crash at
+// any point neither skips nor repeats an entry. Entries at or below applied_seq are duplicates
+// and are skipped (their results are not recomputed); an entry after a gap is refused.
+//
+// Thread: one owner (the replica's writer thread).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "replication/executor.h"
+
+namespace vsc::replication {
+
+class Applier {
+ public:
+  // Loads the stored state. Fails if the executor cannot.
+  static Result<std::unique_ptr<Applier>> Create(std::unique_ptr<Executor> executor);
+
+  // Applies the entries in one transaction. Returns the results of the entries newly applied,
+  // in order (empty when all were duplicates). FailedPrecondition when the first new entry does
+  // not follow applied_seq (a gap: the caller must fetch the missing entries first). On an
+  // executor error nothing of the batch is applied and the state is unchanged.
+  Result<std::vector<EntryResult>> Apply(std::span<const Entry> entries);
+
+  const ReplicaState& state() const { return state_; }
+  Executor& executor() { return *executor_; }
+
+ private:
+  explicit Applier(std::unique_ptr<Executor> executor) : executor_(std::move(executor)) {}
+  std::unique_ptr<Executor> executor_;
+  ReplicaState state_;
+};
+
+}  // namespace vsc::replication

@@ -1,0 +1,59 @@
+// ReplicationLog: the director's durable log of sequenced entries, in its own SQLite file (WAL,
+// synchronous=NORMAL by default, FULL available). Append() of a span is one transaction: the
+// caller batches concurrent writes into one Append (group commit). A retention window (entries
+// and bytes) bounds it; entries older than the window are trimmed and a replica that needs them
+// must copy a snapshot instead. The file also keeps the epoch (incremented at every Open, so a
+// restarted director sequences under a new epoch) and every DDL statement ever sequenced (never
+// trimmed: the schema mirror is rebuilt from it).
+//
+// Thread: one owner (the director's log thread). Reads from another thread need their own
+// ReplicationLog::OpenReader.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "replication/entry.h"
+
+namespace vsc::replication {
+
+struct LogOptions {
+  uint64_t retain_entries = 1'000'000;
+  uint64_t retain_bytes = 256ull << 20;
+  bool synchronous_full = false;
+};
+
+class ReplicationLog {
+ public:
+  // Opens or creates the log, bumps and persists the epoch.
+  static Result<std::unique_ptr<ReplicationLog>> Open(const std::string& path,
+                                                      const LogOptions& options);
+  ~ReplicationLog();
+
+  uint64_t epoch() const;
+  uint64_t first_seq() const;  // oldest entry still held (last_seq()+1 when empty)
+  uint64_t last_seq() const;   // 0 when nothing was ever sequenced
+  int64_t last_ts_micros() const;
+
+  // Appends entries with consecutive seqs following last_seq(); durable when it returns.
+  Status Append(std::span<const Entry> entries);
+  // Entries from `from_seq` on, at most `max_entries` and about `max_bytes` (at least one).
+  // NotFound when from_seq < first_seq() (trimmed: copy a snapshot).
+  Result<std::vector<Entry>> Read(uint64_t from_seq, size_t max_entries, size_t max_bytes) const;
+  // Every DDL statement sequenced so far, in order, plus the bootstrap schema.
+  Result<std::vector<std::string>> Schema() const;
+  // Records the bootstrap schema (only when the log is new).
+  Status SetBootstrapSchema(const std::vector<std::string>& ddl);
+  // Applies the retention window. Returns entries trimmed.
+  Result<uint64_t> Trim();
+
+ private:
+  ReplicationLog() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vsc::replication

@@ -1,0 +1,38 @@
+// SqliteExecutor and replica helpers: the production Executor over a replica's SQLite file
+// (DESIGN §7 "Determinism by construction").
+// - One writer connection. The replica's state lives in table `_vsc_replica(id INTEGER PRIMARY KEY
+//   CHECK (id = 0), epoch, applied_seq, digest BLOB)`, updated in the same transaction as the
+//   entries.
+// - random() and randomblob(N) are replaced on the writer connection by functions seeded from
+//   (epoch, seq) and the call order within the entry, so every replica computes the same values.
+// - The connection uses a VFS that wraps the default one and whose clock (xCurrentTimeInt64,
+//   xCurrentTime) returns the timestamp of the entry being applied, so 'now',
+//   CURRENT_TIMESTAMP, CURRENT_DATE and column defaults agree on every replica.
+// - A kChecksum entry computes the logical content hash (Checksum below) at seq - 1.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "replication/executor.h"
+
+namespace vsc::replication {
+
+struct ReplicaOptions {
+  std::string synchronous = "NORMAL";  // WAL with NORMAL: durable at checkpoint; FULL: per commit
+};
+
+Result<std::unique_ptr<Executor>> OpenSqliteExecutor(const std::string& path,
+                                                     const ReplicaOptions& options);
+
+// Logical content hash of a database: every user table (not sqlite_*, not _vsc_*), in name
+// order, every row ordered by rowid / primary key, every column with its storage class;
+// SHA-256, hex. Independent of page layout, so a snapshot copy and a replayed replica agree.
+Result<std::string> Checksum(const std::string& path);
+
+// A consistent copy of a replica database (SQLite online backup API) into `out_path`; returns the
+// replica state the copy holds. The copy can be installed on another replica as is.
+Result<ReplicaState> Snapshot(const std::string& path, const std::string& out_path);
+
+}  // namespace vsc::replication

@@ -1,0 +1,153 @@
+#include "director/control_plane.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace vsc::director {
+namespace {
+
+using namespace std::chrono_literals;
+
+proto::Register MakeRegister(const std::string& id, uint64_t incarnation, uint16_t port,
+                             uint32_t weight = 1) {
+  proto::Register r;
+  r.set_id(id);
+  r.set_incarnation(incarnation);
+  r.set_weight(weight);
+  auto* e = r.add_endpoints();
+  e->set_service("lookup-udp");
+  e->set_host("127.0.0.1");
+  e->set_port(port);
+  auto* t = r.add_endpoints();
+  t->set_service("lookup-tcp");
+  t->set_host("127.0.0.1");
+  t->set_port(port);
+  return r;
+}
+
+proto::Heartbeat MakeHeartbeat(const std::string& id, uint64_t incarnation, uint64_t counter,
+                               double run_queue = 0) {
+  proto::Heartbeat h;
+  h.set_id(id);
+  h.set_incarnation(incarnation);
+  h.set_counter(counter);
+  h.mutable_load()->set_run_queue(run_queue);
+  return h;
+}
+
+class ControlPlaneTest : public ::testing::Test {
+ protected:
+  ControlPlane plane_{membership::Config{100ms, 2, 5}, ControlSettings{}};
+  ManualClock clock_;
+};
+
+TEST_F(ControlPlaneTest, RegistrationAndFirstHeartbeatPublishAnActiveServer) {
+  auto ack = plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  ASSERT_TRUE(ack.accepted()) << ack.reason();
+  EXPECT_EQ(ack.heartbeat_port(), 7101u);
+  EXPECT_EQ(ack.heartbeat_interval_ms(), 100u);
+  EXPECT_EQ(ack.silent_after(), 2u);
+  EXPECT_EQ(ack.down_after(), 5u);
+  ASSERT_TRUE(plane_.NeedsPublish());
+  ViewPtr v = plane_.BuildView();
+  ASSERT_EQ(v->servers.size(), 1u);
+  EXPECT_FALSE(v->servers[0].backend.available);  // JOINING until the first heartbeat
+  EXPECT_FALSE(plane_.NeedsPublish());
+
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
+  ASSERT_TRUE(plane_.StructureChanged());
+  v = plane_.BuildView();
+  EXPECT_TRUE(v->servers[0].backend.available);
+  EXPECT_EQ(ntohs(v->servers[0].udp.sin_port), 7001);
+  EXPECT_EQ(v->scheduler, "wlc");
+}
+
+TEST_F(ControlPlaneTest, RefusesRegistrationsItCannotUse) {
+  proto::Register no_udp = MakeRegister("rs1", 1, 7001);
+  no_udp.clear_endpoints();
+  auto ack = plane_.OnRegister(no_udp, 7101, clock_.Now());
+  EXPECT_FALSE(ack.accepted());
+  EXPECT_NE(ack.reason().find("lookup-udp"), std::string::npos);
+
+  proto::Register bad_host = MakeRegister("rs1", 1, 7001);
+  bad_host.mutable_endpoints(0)->set_host("not-an-ip");
+  EXPECT_FALSE(plane_.OnRegister(bad_host, 7101, clock_.Now()).accepted());
+
+  proto::Register heavy = MakeRegister("rs1", 1, 7001, 70000);
+  EXPECT_FALSE(plane_.OnRegister(heavy, 7101, clock_.Now()).accepted());
+  EXPECT_EQ(plane_.membership().size(), 0u);
+}
+
+TEST_F(ControlPlaneTest, MaxServersIsEnforcedAndSlotsAreStable) {
+  ControlSettings s;
+  s.max_servers = 2;
+  ControlPlane plane(membership::Config{100ms, 2, 5}, s);
+  EXPECT_TRUE(plane.OnRegister(MakeRegister("a", 1, 1), 1, clock_.Now()).accepted());
+  EXPECT_TRUE(plane.OnRegister(MakeRegister("b", 1, 2), 1, clock_.Now()).accepted());
+  auto ack = plane.OnRegister(MakeRegister("c", 1, 3), 1, clock_.Now());
+  EXPECT_FALSE(ack.accepted());
+  EXPECT_NE(ack.reason().find("max_servers"), std::string::npos);
+  // Re-registration of a known server keeps its slot and is accepted.
+  EXPECT_TRUE(plane.OnRegister(MakeRegister("a", 2, 1), 1, clock_.Now()).accepted());
+  EXPECT_EQ(plane.SlotOf("a"), 0);
+  EXPECT_EQ(plane.SlotOf("b"), 1);
+  EXPECT_EQ(plane.SlotOf("c"), -1);
+}
+
+TEST_F(ControlPlaneTest, MissedHeartbeatsReportDownServers) {
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
+  clock_.Advance(499ms);
+  EXPECT_TRUE(plane_.Tick(clock_.Now()).empty());  // SILENT, not yet DOWN
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kSilent);
+  clock_.Advance(1ms);
+  auto down = plane_.Tick(clock_.Now());
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_EQ(down[0], "rs1");
+}
+
+TEST_F(ControlPlaneTest, LoadOnlyChangesNeedPublishButNotStructure) {
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1, 0.0), clock_.Now());
+  plane_.BuildView();
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 2, 3.0), clock_.Now());
+  EXPECT_TRUE(plane_.NeedsPublish());
+  EXPECT_FALSE(plane_.StructureChanged());
+  EXPECT_DOUBLE_EQ(plane_.BuildView()->servers[0].backend.run_queue, 3.0);
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 3, 3.0), clock_.Now());  // same load
+  EXPECT_FALSE(plane_.NeedsPublish());
+}
+
+TEST_F(ControlPlaneTest, OperatorActions) {
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
+  plane_.BuildView();
+  ASSERT_TRUE(plane_.SetWeight("rs1", 5).ok());
+  EXPECT_EQ(plane_.BuildView()->servers[0].backend.weight, 5u);
+  EXPECT_EQ(plane_.SetWeight("nope", 1).code(), Code::kNotFound);
+  Status bad = plane_.SetScheduler("fastest");
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  ASSERT_TRUE(plane_.SetScheduler("mh").ok());
+  EXPECT_EQ(plane_.BuildView()->scheduler, "mh");
+  ASSERT_TRUE(plane_.Drain("rs1", clock_.Now()).ok());
+  ViewPtr v = plane_.BuildView();
+  EXPECT_FALSE(v->servers[0].backend.available);
+  EXPECT_EQ(v->servers[0].backend.weight, 0u);
+  ASSERT_TRUE(plane_.Remove("rs1", clock_.Now()).ok());
+  EXPECT_TRUE(plane_.BuildView()->servers.empty());
+}
+
+TEST_F(ControlPlaneTest, OldSessionClosingDoesNotDownANewIncarnation) {
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
+  plane_.OnRegister(MakeRegister("rs1", 2, 7001), 7101, clock_.Now());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 2, 1), clock_.Now());
+  plane_.OnSessionClosed("rs1", 1, clock_.Now());
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kActive);
+  plane_.OnSessionClosed("rs1", 2, clock_.Now());
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kDown);
+}
+
+}  // namespace
+}  // namespace vsc::director
