@@ -43,7 +43,9 @@ TEST(ListingTest, RendersEveryServiceAndServer) {
             std::string::npos);
   std::string stats = RenderListing(status, ListingMode::kStats);
   EXPECT_NE(stats.find("Conns   InPkts  OutPkts  InBytes OutBytes"), std::string::npos);
-  EXPECT_NE(stats.find("UDP  127.0.0.1:7000                       5        5        0      300        0"),
+  EXPECT_NE(stats.find(NumbersLine("UDP", "127.0.0.1:7000", 5, 5, 0, 300, 0) + "\n"),
+            std::string::npos);
+  EXPECT_NE(stats.find(NumbersLine("->", "127.0.0.1:7001", 5, 5, 0, 300, 0) + "\n"),
             std::string::npos);
   std::string rate = RenderListing(status, ListingMode::kRate);
   EXPECT_NE(rate.find("CPS    InPPS   OutPPS    InBPS   OutBPS"), std::string::npos);

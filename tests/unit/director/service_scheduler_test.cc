@@ -10,17 +10,23 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Slots are stable per server id, as the control plane assigns them.
+uint32_t SlotOf(const std::string& id) {
+  static std::map<std::string, uint32_t> slots;
+  auto [it, inserted] = slots.try_emplace(id, static_cast<uint32_t>(slots.size()));
+  return it->second;
+}
+
 ViewPtr MakeView(std::vector<std::pair<std::string, uint32_t>> servers, std::string scheduler,
                  uint32_t persistence_s = 0) {
   auto v = std::make_shared<ClusterView>();
   v->scheduler = std::move(scheduler);
   v->persistence_timeout_s = persistence_s;
-  uint32_t slot = 0;
   for (auto& [id, weight] : servers) {
     ViewServer s;
     s.id = id;
-    s.slot = slot++;
-    s.backend.key = slot * 7919;
+    s.slot = SlotOf(id);
+    s.backend.key = (s.slot + 1) * 7919;
     s.backend.weight = weight;
     v->servers.push_back(s);
   }
@@ -54,8 +60,8 @@ TEST(ServiceSchedulerTest, ConnectionCountsSurviveANewViewAndFollowTheSlot) {
   s.Acquire(2);  // "b" gets one
   // Least connections is now "0" or "b" (1 each), never "a" (2).
   EXPECT_NE(*s.Pick({1, 1}, clock.Now()), 1u);
-  s.ReleaseSlot(0);  // slot 0 is "a" (slots are stable, indexes are not)
-  s.ReleaseSlot(0);
+  s.ReleaseSlot(SlotOf("a"));  // "a" is index 1 now; its slot is what identifies it
+  s.ReleaseSlot(SlotOf("a"));
   EXPECT_EQ(*s.Pick({1, 1}, clock.Now()), 1u);
 }
 
