@@ -43,10 +43,18 @@ class ReplicationLog {
   // Entries from `from_seq` on, at most `max_entries` and about `max_bytes` (at least one).
   // NotFound when from_seq < first_seq() (trimmed: copy a snapshot).
   Result<std::vector<Entry>> Read(uint64_t from_seq, size_t max_entries, size_t max_bytes) const;
-  // Every DDL statement sequenced so far, in order, plus the bootstrap schema.
+  // Every DDL statement sequenced so far, in order, after the bootstrap schema.
   Result<std::vector<std::string>> Schema() const;
-  // Records the bootstrap schema (only when the log is new).
-  Status SetBootstrapSchema(const std::vector<std::string>& ddl);
+  // Records what seq 0 is: the schema and the logical content checksum (replica_store.h
+  // Checksum) of the database every replica starts from. Only on a new log; FailedPrecondition
+  // when one is recorded already.
+  Status SetBootstrap(const std::vector<std::string>& ddl, const std::string& checksum);
+  // The recorded bootstrap checksum ("" when none was recorded).
+  std::string BootstrapChecksum() const;
+  // The digest the replicas agreed on after `seq` (recorded when the entry was decided), so a
+  // returning replica's digest can be checked; NotFound when not recorded or trimmed.
+  Status SetAgreedDigest(uint64_t seq, const Digest& digest);
+  Result<Digest> AgreedDigest(uint64_t seq) const;
   // Applies the retention window. Returns entries trimmed.
   Result<uint64_t> Trim();
 
