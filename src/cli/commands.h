@@ -12,6 +12,7 @@ int& ExitCode();
 // --- subcommands (one line each) ---
 void AddLoaddbCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
+void AddBenchClusterCommands(CLI::App& bench);  // director-cpu, rs-lookup, scaling, loss
 void AddDirectorCommand(CLI::App& app);
 void AddRealServerCommand(CLI::App& app);
 void AddAdmCommand(CLI::App& app);

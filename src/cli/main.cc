@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   // --- register subcommands (one line each) ---
   vsc::cli::AddLoaddbCommand(app);
   vsc::cli::AddBenchCommand(app);
+  vsc::cli::AddBenchClusterCommands(*app.get_subcommand("bench"));
   vsc::cli::AddDirectorCommand(app);
   vsc::cli::AddRealServerCommand(app);
   vsc::cli::AddAdmCommand(app);
