@@ -8,6 +8,25 @@
 // deterministically. DDL is applied to the mirror once it is sequenced, so later statements see
 // the new schema.
 //
+// Refused on the write port, each with its own message (prefix "statement refused: "):
+// - SQLite's prepare error (syntax, unknown table or column), an empty request, more than one
+//   statement, a parameter count that differs from the values bound;
+// - transaction control (BEGIN, COMMIT, END, ROLLBACK, SAVEPOINT, RELEASE): the replicas run every
+//   entry inside their own transaction; send a batch instead, which is applied atomically;
+// - ATTACH/DETACH, PRAGMA, VACUUM (VACUUM renumbers rowids of tables without an INTEGER PRIMARY
+//   KEY), temporary and virtual tables/views/indexes/triggers, and any object named _vsc_*;
+// - in writes and DDL, functions whose value depends on the connection, the build or the file
+//   rather than on the data: last_insert_rowid(), changes(), total_changes() (connection
+//   counters), sqlite_version(), sqlite_source_id(), sqlite_compileoption_used(),
+//   sqlite_compileoption_get() (replicas may run another SQLite build), sqlite_offset() (file
+//   layout, which differs after a snapshot copy or VACUUM), load_extension(); and the date/time
+//   modifiers 'localtime' and 'utc' (they depend on the replica's time zone). In DDL the SQL text
+//   is also scanned for these names, because column DEFAULTs are not seen by the authorizer
+//   until an INSERT runs them on a replica.
+// Reads (kRead) are not refused for these: the director refuses a read on the write port itself.
+// Not detectable here, documented for writers: rowid assignment becomes random once a table's
+// largest rowid is 9223372036854775807 (use AUTOINCREMENT or explicit keys).
+//
 // Thread: one owner (the director's sequencer thread). Not copyable.
 #pragma once
 
@@ -33,6 +52,10 @@ class SchemaMirror {
   // wrong and what to do ("statement refused: more than one statement in request; send one
   // statement per request").
   Result<StatementKind> Check(const Statement& statement) const;
+  // Checks an atomic batch as a unit: DDL earlier in the batch is visible to later statements
+  // (applied inside a savepoint that is rolled back, so the mirror is unchanged). The kinds in
+  // order, or the first refusal prefixed with "statement N: ".
+  Result<std::vector<StatementKind>> CheckBatch(const std::vector<Statement>& statements);
   // Applies a DDL statement to the mirror (after it is sequenced).
   Status ApplyDdl(const Statement& statement);
   ~SchemaMirror();
