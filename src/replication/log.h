@@ -8,6 +8,12 @@
 //
 // Thread: one owner (the director's log thread). Reads from another thread need their own
 // ReplicationLog::OpenReader.
+//
+// File layout (tables): entries(seq PK, epoch, ts, kind, bytes, payload BLOB: the statement
+// encoding of docs/protocol.md "Digest chain"), meta(key, value: epoch, last_seq, last_ts,
+// bootstrap_checksum), schema(id, seq, sql: seq 0 = bootstrap), agreed(seq PK, digest). A
+// statement is recorded in `schema` when its first keyword is CREATE, DROP or ALTER. Retention
+// counts entries and encoded payload bytes, and never trims the newest entry.
 #pragma once
 
 #include <memory>
@@ -31,6 +37,10 @@ class ReplicationLog {
   // Opens or creates the log, bumps and persists the epoch.
   static Result<std::unique_ptr<ReplicationLog>> Open(const std::string& path,
                                                       const LogOptions& options);
+  // A second connection for reading from another thread: Read, Schema, BootstrapChecksum,
+  // AgreedDigest and the accessors (which re-read the file); the writing calls fail with
+  // FailedPrecondition. Does not bump the epoch. NotFound when the log does not exist.
+  static Result<std::unique_ptr<ReplicationLog>> OpenReader(const std::string& path);
   ~ReplicationLog();
 
   uint64_t epoch() const;
