@@ -23,7 +23,9 @@ class Applier {
   // Applies the entries in one transaction. Returns the results of the entries newly applied,
   // in order (empty when all were duplicates). FailedPrecondition when the first new entry does
   // not follow applied_seq (a gap: the caller must fetch the missing entries first). On an
-  // executor error nothing of the batch is applied and the state is unchanged.
+  // executor error nothing of the batch is applied and the state is unchanged; except that when
+  // Commit itself fails, state() is reloaded from the executor, because the commit may have
+  // reached the disk before the failure (then the redelivered entries are skipped as duplicates).
   Result<std::vector<EntryResult>> Apply(std::span<const Entry> entries);
 
   const ReplicaState& state() const { return state_; }
