@@ -266,8 +266,9 @@ TEST(EnvelopeTest, AuthenticBodyThatDoesNotParseIsDataLoss) {
 
 TEST(EnvelopeTest, AuthenticBodyFromANewerPeerHasNoKnownBody) {
   const ClusterKey key = SequentialKey();
-  // Field 10 (a future replication message), length 1, one byte of content.
-  const Bytes body = {0x52, 0x01, 0x08};
+  // Field 100 (a message a future version may add; 10-16 are taken by replication), length 1,
+  // one byte of content. Tag = (100 << 3) | 2 = 802 = varint a2 06.
+  const Bytes body = {0xa2, 0x06, 0x01, 0x08};
   auto opened = Open(key, SealRawBody(key, "dir", 3, body));
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   EXPECT_EQ(opened->message.body_case(), Message::BODY_NOT_SET);
