@@ -31,9 +31,14 @@ inline std::map<std::string, std::vector<uint8_t>> ProtocolDocVectors() {
     } else if (inside) {
       std::istringstream words(line);
       std::string w;
+      // Words are hex bytes; a long word (a digest written in one piece) is several bytes.
       while (words >> w) {
-        EXPECT_EQ(w.size(), 2u) << "in block " << name << ": " << w;
-        out[name].push_back(static_cast<uint8_t>(std::stoul(w, nullptr, 16)));
+        EXPECT_EQ(w.size() % 2, 0u) << "in block " << name << ": " << w;
+        EXPECT_EQ(w.find_first_not_of("0123456789abcdefABCDEF"), std::string::npos)
+            << "in block " << name << ": " << w;
+        for (size_t i = 0; i + 1 < w.size(); i += 2) {
+          out[name].push_back(static_cast<uint8_t>(std::stoul(w.substr(i, 2), nullptr, 16)));
+        }
       }
     }
   }
