@@ -1,13 +1,17 @@
 // vsc bench: load generators for the papers' experiments. `lookup` drives the resource lookup
 // service over UDP (dr) or TCP, closed loop or at a fixed open-loop rate, and prints a progress
-// line each second and a summary table (and writes JSON with --json).
+// line each second and a summary table (and writes JSON with --json). `write` drives the
+// director's write port with inserts, updates, deletes or a mix, one statement or a batch per
+// request, and reports committed writes/s and latency.
 #include <charconv>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "bench/lookup_bench.h"
+#include "bench/write_bench.h"
 #include "cli/commands.h"
+#include "cli/secrets.h"
 #include "common/clock.h"
 
 namespace vsc::cli {
@@ -73,6 +77,53 @@ int RunLookup(LookupFlags& f) {
   return report->sent > 0 && report->answered == 0 ? 1 : 0;
 }
 
+struct WriteFlags {
+  bench::WriteBenchOptions options;
+  std::string op = "insert";
+  std::string key_file;
+  bool insecure = false;
+  double timeout_ms = 10000;
+};
+
+int RunWrite(WriteFlags& f) {
+  auto op = bench::ParseWriteOp(f.op);
+  if (!op.ok()) {
+    std::fprintf(stderr, "vsc bench write: %s\n", op.status().message().c_str());
+    return 2;
+  }
+  f.options.op = *op;
+  f.options.timeout = Duration(static_cast<int64_t>(f.timeout_ms * 1e6));
+  if (Status st = bench::CheckWriteBenchOptions(f.options); !st.ok()) {
+    std::fprintf(stderr, "vsc bench write: %s\n", st.message().c_str());
+    return 2;
+  }
+  auto key = ResolveClusterKey(f.key_file, f.insecure);
+  if (!key.ok()) {
+    std::fprintf(stderr, "vsc bench write: %s\n", key.status().ToString().c_str());
+    return 2;
+  }
+  const bench::WriteBenchOptions& o = f.options;
+  std::printf("bench write: %s, %s, %s, %d workers, %d statement(s)/request, %.1f s\n",
+              o.target.c_str(), std::string(bench::WriteOpName(o.op)).c_str(),
+              o.rate > 0 ? ("open loop at " + std::to_string(static_cast<long long>(o.rate)) +
+                            " writes/s").c_str()
+                         : "closed loop",
+              o.concurrency, o.batch, o.duration_s);
+  std::fflush(stdout);
+  RealClock clock;
+  auto report = bench::RunWriteBench(o, *key, clock, [](const bench::WriteProgress& p) {
+    std::printf("%s\n", p.ToString().c_str());
+    std::fflush(stdout);
+  });
+  if (!report.ok()) {
+    std::fprintf(stderr, "vsc bench write: %s\n", report.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("\nsummary\n%s", report->SummaryTable().c_str());
+  if (!o.json_path.empty()) std::printf("  %-16s %s\n", "json", o.json_path.c_str());
+  return report->requests_sent > 0 && report->requests_ok == 0 ? 1 : 0;
+}
+
 }  // namespace
 
 void AddBenchCommand(CLI::App& app) {
@@ -103,6 +154,36 @@ void AddBenchCommand(CLI::App& app) {
   lookup->add_option("--json", f->options.json_path, "write the report as JSON to FILE");
   lookup->add_option("--seed", f->options.seed, "seed of the id stream")->capture_default_str();
   lookup->callback([f] { ExitCode() = RunLookup(*f); });
+
+  auto w = std::make_shared<WriteFlags>();
+  auto* write = bench->add_subcommand(
+      "write", "writes through the director's write port against the resources table; reports "
+               "committed writes/s, errors and latency percentiles");
+  write->add_option("--target", w->options.target, "HOST:PORT of the director's write port")
+      ->required();
+  write->add_option("--op", w->op, "insert, update, delete or mixed")->capture_default_str();
+  write->add_option("--rate", w->options.rate,
+                    "open loop: writes/s over all workers, latency from the intended send time "
+                    "(0 = closed loop)")
+      ->capture_default_str();
+  write->add_option("--batch", w->options.batch, "statements per request, applied atomically")
+      ->capture_default_str();
+  write->add_option("--concurrency", w->options.concurrency,
+                    "connections (closed loop: requests outstanding)")
+      ->capture_default_str();
+  write->add_option("--duration", w->options.duration_s, "seconds of sending")
+      ->capture_default_str();
+  write->add_option("--max-id", w->options.max_id,
+                    "the loaded id range: updates and deletes pick ids in 1..N")
+      ->capture_default_str();
+  write->add_option("--timeout-ms", w->timeout_ms, "a request with no answer by then is lost")
+      ->capture_default_str();
+  write->add_option("--key-file", w->key_file, "cluster key file (else $VSC_CLUSTER_KEY)");
+  write->add_flag("--insecure", w->insecure, "use the all-zero key of an insecure test cluster");
+  write->add_option("--json", w->options.json_path, "write the report as JSON to FILE");
+  write->add_option("--seed", w->options.seed, "seed of the id and value streams")
+      ->capture_default_str();
+  write->callback([w] { ExitCode() = RunWrite(*w); });
 }
 
 }  // namespace vsc::cli

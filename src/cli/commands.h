@@ -17,5 +17,6 @@ void AddDirectorCommand(CLI::App& app);
 void AddRealServerCommand(CLI::App& app);
 void AddAdmCommand(CLI::App& app);
 void AddDemoCommand(CLI::App& app);
+void AddSqlCommand(CLI::App& app);
 
 }  // namespace vsc::cli

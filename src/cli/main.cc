@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   vsc::cli::AddRealServerCommand(app);
   vsc::cli::AddAdmCommand(app);
   vsc::cli::AddDemoCommand(app);
+  vsc::cli::AddSqlCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
