@@ -105,6 +105,11 @@ net::HttpResponse AdminApi::Handle(const net::HttpRequest& req) {
   if (req.method == "GET" && path == "/metrics") return Metrics();
   if (req.method == "POST" && path == "/v1/scheduler") return SetScheduler(req.body);
   if (req.method == "POST" && path == "/v1/persistence") return SetPersistence(req.body);
+  if (req.method == "GET" && path == "/v1/replication") return Replication();
+  if (req.method == "POST" && path == "/v1/verify") return StartVerify();
+  if (req.method == "GET" && path.rfind("/v1/verify/", 0) == 0) {
+    return VerifyResult(path.substr(std::string("/v1/verify/").size()));
+  }
   const std::string prefix = "/v1/servers/";
   if (req.method == "POST" && path.rfind(prefix, 0) == 0) {
     std::string rest = path.substr(prefix.size());
@@ -321,10 +326,167 @@ net::HttpResponse AdminApi::Metrics() {
         << SumServer(workers_, svc, static_cast<uint32_t>(slot)).conns << "\n";
     }
   }
+  ReplicationMetrics(o);
   net::HttpResponse r;
   r.content_type = "text/plain; version=0.0.4";
   r.body = o.str();
   return r;
+}
+
+namespace {
+constexpr char kReplicationOff[] =
+    "replication is off on this director (start it with schema_db, or with an existing log_file)";
+}  // namespace
+
+net::HttpResponse AdminApi::Replication() {
+  if (replicator_ == nullptr) return Error(409, kReplicationOff);
+  ReplicationStatus s = replicator_->GetStatus();
+  json replicas = json::array();
+  for (const ReplicaInfo& r : s.replicas) {
+    const membership::ServerRecord* rec = plane_.membership().Find(r.id);
+    replicas.push_back(
+        {{"id", r.id},
+         {"state", rec != nullptr ? std::string(membership::StateName(rec->state)) : "REMOVED"},
+         {"replication", ReplicationStateName(r.state)},
+         {"reason", r.reason},
+         {"applied_seq", r.applied_seq},
+         {"lag", r.lag},
+         {"digest", r.digest},
+         {"busy", r.busy},
+         {"window", {{"entries", r.window_entries},
+                     {"bytes", r.window_bytes},
+                     {"fill", r.window_fill}}},
+         {"snapshot_peer", r.snapshot_peer},
+         {"acks", r.acks},
+         {"entries_sent", r.entries_sent}});
+  }
+  const ReplicatorCounters& c = replicator_->counters();
+  return Json(
+      200,
+      json{{"epoch", s.epoch},
+           {"log", {{"first_seq", s.first_seq}, {"last_seq", s.last_seq}}},
+           {"committed_seq", s.committed_seq},
+           {"commit_policy", s.policy},
+           {"update_queue", {{"depth", s.update_queue}, {"capacity", s.update_queue_capacity}}},
+           {"request_queue",
+            {{"depth", reads_ ? reads_->queue_depth() : 0},
+             {"capacity", reads_ ? reads_->queue_capacity() : 0}}},
+           {"pending_decisions", s.pending_decisions},
+           {"write_port", writes_ ? writes_->port() : 0},
+           {"sql_port", reads_ ? reads_->port() : 0},
+           {"writes",
+            {{"accepted", c.writes_accepted.Get()},
+             {"committed", c.writes_committed.Get()},
+             {"failed", c.writes_failed.Get()},
+             {"refused", c.writes_refused.Get()},
+             {"overloaded", c.writes_overloaded.Get()},
+             {"unavailable", c.writes_unavailable.Get()}}},
+           {"replicas", replicas}});
+}
+
+net::HttpResponse AdminApi::StartVerify() {
+  if (replicator_ == nullptr) return Error(409, kReplicationOff);
+  auto seq = replicator_->StartVerify();
+  if (!seq.ok()) return Error(409, seq.status().message());
+  return Json(200, json{{"seq", *seq}});
+}
+
+net::HttpResponse AdminApi::VerifyResult(const std::string& text) {
+  if (replicator_ == nullptr) return Error(409, kReplicationOff);
+  uint64_t seq = 0;
+  try {
+    size_t used = 0;
+    seq = std::stoull(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    return Error(400, "'" + text + "' is not a seq; use the seq POST /v1/verify returned");
+  }
+  auto rep = replicator_->Verify(seq);
+  if (!rep) return Error(404, "no verification at seq " + std::to_string(seq) + " (kept: the last 32)");
+  json replicas = json::array();
+  for (const VerifyReplica& r : rep->replicas) {
+    replicas.push_back({{"id", r.id}, {"checksum", r.checksum}, {"status", r.status}});
+  }
+  return Json(200, json{{"seq", rep->seq},
+                        {"complete", rep->complete},
+                        {"ok", rep->ok},
+                        {"expected", rep->expected},
+                        {"elapsed_ms", rep->elapsed_ms},
+                        {"replicas", replicas}});
+}
+
+void AdminApi::ReplicationMetrics(std::ostream& o) {
+  if (replicator_ == nullptr) return;
+  ReplicationStatus s = replicator_->GetStatus();
+  const ReplicatorCounters& c = replicator_->counters();
+  o << "# HELP vsc_replication_last_seq Last sequenced write.\n"
+    << "# TYPE vsc_replication_last_seq gauge\n"
+    << "vsc_replication_last_seq " << s.last_seq << "\n"
+    << "# HELP vsc_replication_committed_seq Last write whose commit policy was met.\n"
+    << "# TYPE vsc_replication_committed_seq gauge\n"
+    << "vsc_replication_committed_seq " << s.committed_seq << "\n"
+    << "# HELP vsc_replication_log_first_seq Oldest entry the log holds.\n"
+    << "# TYPE vsc_replication_log_first_seq gauge\n"
+    << "vsc_replication_log_first_seq " << s.first_seq << "\n"
+    << "# HELP vsc_writes_total Writes by outcome.\n"
+    << "# TYPE vsc_writes_total counter\n"
+    << "vsc_writes_total{outcome=\"committed\"} " << c.writes_committed.Get() << "\n"
+    << "vsc_writes_total{outcome=\"failed\"} " << c.writes_failed.Get() << "\n"
+    << "vsc_writes_total{outcome=\"refused\"} " << c.writes_refused.Get() << "\n"
+    << "vsc_writes_total{outcome=\"overloaded\"} " << c.writes_overloaded.Get() << "\n"
+    << "vsc_writes_total{outcome=\"unavailable\"} " << c.writes_unavailable.Get() << "\n"
+    << "# HELP vsc_replication_group_commits_total Log appends (one per event-loop turn).\n"
+    << "# TYPE vsc_replication_group_commits_total counter\n"
+    << "vsc_replication_group_commits_total " << c.group_commits.Get() << "\n"
+    << "# HELP vsc_replication_divergences_total Replicas marked DIVERGED.\n"
+    << "# TYPE vsc_replication_divergences_total counter\n"
+    << "vsc_replication_divergences_total " << c.divergences.Get() << "\n"
+    << "# HELP vsc_replication_snapshots_ordered_total InstallSnapshot orders sent.\n"
+    << "# TYPE vsc_replication_snapshots_ordered_total counter\n"
+    << "vsc_replication_snapshots_ordered_total " << c.snapshots_ordered.Get() << "\n"
+    << "# HELP vsc_replica_busy_total Times a replica's window filled up (BUSY).\n"
+    << "# TYPE vsc_replica_busy_total counter\n"
+    << "vsc_replica_busy_total " << c.busy_events.Get() << "\n"
+    << "# HELP vsc_queue_depth Requests waiting on the director, by queue.\n"
+    << "# TYPE vsc_queue_depth gauge\n"
+    << "vsc_queue_depth{queue=\"update\"} " << s.update_queue << "\n"
+    << "vsc_queue_depth{queue=\"request\"} " << (reads_ ? reads_->queue_depth() : 0) << "\n";
+  o << "# HELP vsc_replica_applied_seq Last seq a replica acknowledged.\n"
+    << "# TYPE vsc_replica_applied_seq gauge\n";
+  for (const ReplicaInfo& r : s.replicas) {
+    o << "vsc_replica_applied_seq{server=\"" << r.id << "\",replication=\""
+      << ReplicationStateName(r.state) << "\"} " << r.applied_seq << "\n";
+  }
+  o << "# HELP vsc_replica_window_fill Fill of a replica's in-flight window (0..1).\n"
+    << "# TYPE vsc_replica_window_fill gauge\n";
+  for (const ReplicaInfo& r : s.replicas) {
+    o << "vsc_replica_window_fill{server=\"" << r.id << "\"} " << r.window_fill << "\n";
+  }
+  if (reads_ != nullptr) {
+    const ReadRouterCounters& rc = reads_->counters();
+    o << "# HELP vsc_sql_reads_total SQL reads on the read port, by outcome.\n"
+      << "# TYPE vsc_sql_reads_total counter\n"
+      << "vsc_sql_reads_total{outcome=\"forwarded\"} " << rc.forwarded.Get() << "\n"
+      << "vsc_sql_reads_total{outcome=\"overloaded\"} " << rc.refused_overload.Get() << "\n"
+      << "vsc_sql_reads_total{outcome=\"timeout\"} " << rc.timed_out.Get() << "\n"
+      << "vsc_sql_reads_total{outcome=\"bad_min_seq\"} " << rc.refused_min_seq.Get() << "\n"
+      << "vsc_sql_reads_total{outcome=\"malformed\"} " << rc.dropped_malformed.Get() << "\n"
+      << "vsc_sql_reads_total{outcome=\"unauthenticated\"} " << rc.dropped_unauthenticated.Get()
+      << "\n";
+  }
+  if (writes_ != nullptr) {
+    const WriteServerCounters& wc = writes_->counters();
+    o << "# HELP vsc_write_sessions Open writer sessions.\n"
+      << "# TYPE vsc_write_sessions gauge\n"
+      << "vsc_write_sessions " << writes_->open_sessions() << "\n"
+      << "# HELP vsc_write_dropped_total Write-port messages dropped (session closed), by reason.\n"
+      << "# TYPE vsc_write_dropped_total counter\n"
+      << "vsc_write_dropped_total{reason=\"malformed\"} " << wc.dropped_malformed.Get() << "\n"
+      << "vsc_write_dropped_total{reason=\"unauthenticated\"} "
+      << wc.dropped_unauthenticated.Get() << "\n"
+      << "vsc_write_dropped_total{reason=\"replayed\"} " << wc.dropped_replayed.Get() << "\n"
+      << "vsc_write_dropped_total{reason=\"oversize\"} " << wc.dropped_oversize.Get() << "\n";
+  }
 }
 
 }  // namespace vsc::director

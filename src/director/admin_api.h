@@ -5,6 +5,11 @@
 //   POST /v1/servers/{id}/remove         forget a DRAINING or DOWN server
 //   POST /v1/scheduler                   {"scheduler": "rr"}
 //   POST /v1/persistence                 {"timeout_s": 360, "netmask": "255.255.255.0"}
+//   GET  /v1/replication                 per replica: applied seq, lag, digest, replication
+//                                        state, window fill; queue depths; log range; epoch
+//   POST /v1/verify                      sequences a checksum marker: {"seq": N}
+//   GET  /v1/verify/{seq}                each replica's checksum at that seq, OK / MISMATCH /
+//                                        PENDING...; "complete" once every replica answered
 //   GET  /metrics                        Prometheus text format
 // Every request needs `Authorization: Bearer <token>`; answers are JSON, errors are
 // {"error": "..."} with a 4xx status. Runs on the control thread (the HttpServer's context).
@@ -19,7 +24,10 @@
 #include "director/control_server.h"
 #include "director/counters.h"
 #include "director/director_config.h"
+#include "director/read_router.h"
+#include "director/replicator.h"
 #include "director/stats.h"
+#include "director/write_server.h"
 #include "net/http_server.h"
 
 namespace vsc::director {
@@ -29,6 +37,13 @@ class AdminApi {
   AdminApi(ControlPlane& plane, ControlServer& control, std::vector<WorkerCounters*> workers,
            const DirectorConfig& config, const Clock& clock, std::string token,
            uint16_t service_port);
+
+  // Replication parts, all null when replication is off (its endpoints then answer 409).
+  void SetReplication(Replicator* replicator, WriteServer* writes, ReadRouter* reads) {
+    replicator_ = replicator;
+    writes_ = writes;
+    reads_ = reads;
+  }
 
   net::HttpResponse Handle(const net::HttpRequest& request);
   // Samples counters for the rate estimator; call once a second.
@@ -41,6 +56,10 @@ class AdminApi {
                                  const std::string& body);
   net::HttpResponse SetScheduler(const std::string& body);
   net::HttpResponse SetPersistence(const std::string& body);
+  net::HttpResponse Replication();
+  net::HttpResponse StartVerify();
+  net::HttpResponse VerifyResult(const std::string& seq);
+  void ReplicationMetrics(std::ostream& o);
 
   ControlPlane& plane_;
   ControlServer& control_;
@@ -50,6 +69,9 @@ class AdminApi {
   std::string token_;
   uint16_t service_port_;
   RateEstimator rates_;
+  Replicator* replicator_ = nullptr;
+  WriteServer* writes_ = nullptr;
+  ReadRouter* reads_ = nullptr;
 };
 
 // "255.255.255.0" -> 0xffffff00 (host order); InvalidArgument for anything else.

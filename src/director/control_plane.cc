@@ -79,9 +79,10 @@ void ControlPlane::Log(const std::vector<membership::Transition>& transitions) {
 }
 
 proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint16_t heartbeat_port,
-                                            TimePoint now) {
+                                            TimePoint now, bool needs_catch_up) {
   proto::RegisterAck ack;
   membership::Registration r = ToRegistration(reg);
+  r.needs_catch_up = needs_catch_up;
   auto refuse = [&](const std::string& why) {
     ack.set_accepted(false);
     ack.set_reason(why);
@@ -124,6 +125,10 @@ void ControlPlane::OnHeartbeat(const proto::Heartbeat& hb, TimePoint now) {
   Log(membership_.OnHeartbeat(h, now));
   const membership::ServerRecord* after = membership_.Find(h.id);
   if (after != nullptr && !(after->load == old_load)) load_changed_ = true;
+}
+
+void ControlPlane::CatchUpDone(const std::string& id, TimePoint now) {
+  Log(membership_.CatchUpDone(id, now));
 }
 
 void ControlPlane::OnSessionClosed(const std::string& id, uint64_t incarnation, TimePoint now) {

@@ -32,8 +32,12 @@ class ControlPlane {
 
   // A Register from a control session. Returns the ack to send; on refusal (invalid
   // registration, too many servers) accepted=false with the reason, and nothing changes.
+  // `needs_catch_up` (from the replicator): the server replays the log or copies a snapshot
+  // first, so it stays out of service (CATCHING_UP) until CatchUpDone.
   proto::RegisterAck OnRegister(const proto::Register& reg, uint16_t heartbeat_port,
-                                TimePoint now);
+                                TimePoint now, bool needs_catch_up = false);
+  // Replication reports the server caught up: CATCHING_UP -> ACTIVE.
+  void CatchUpDone(const std::string& id, TimePoint now);
   void OnHeartbeat(const proto::Heartbeat& hb, TimePoint now);
   void OnSessionClosed(const std::string& id, uint64_t incarnation, TimePoint now);
   // Missed heartbeats. Returns the ids that went DOWN (their sessions should be closed so they

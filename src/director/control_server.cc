@@ -4,12 +4,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include "director/outbox.h"
 #include "proto/frame.h"
 
 namespace vsc::director {
 namespace {
 
-constexpr size_t kMaxControlFrame = 64 * 1024;
+// Acks of large applied batches carry one outcome per entry.
+constexpr size_t kMaxControlFrame = proto::kMaxEnvelopeBytes;
 constexpr size_t kMaxHeartbeat = 2048;
 
 }  // namespace
@@ -110,18 +112,51 @@ void ControlServer::PublishIfNeeded(bool force) {
   publish_(plane_.BuildView());
 }
 
+std::vector<uint8_t> ControlServer::SealFrame(const proto::Message& message) {
+  std::vector<uint8_t> out;
+  auto sealed = codec_.TrySeal("director", counter_.Next(), message);
+  if (!sealed.ok()) {
+    spdlog::error("cannot send a control message: {}", sealed.status().ToString());
+    return out;
+  }
+  proto::AppendFrame(out, *sealed);
+  return out;
+}
+
+// The replicator's handle on one session: messages are sealed here and queued for the
+// session's writer.
+class SessionLink final : public ReplicaLink {
+ public:
+  SessionLink(ControlServer* server, std::shared_ptr<Outbox> outbox)
+      : server_(server), outbox_(std::move(outbox)) {}
+  void Send(const proto::Message& message) override {
+    if (outbox_->closed()) return;
+    std::vector<uint8_t> frame = server_->SealFrame(message);
+    if (!frame.empty()) outbox_->Push(frame);
+  }
+
+ private:
+  ControlServer* server_;
+  std::shared_ptr<Outbox> outbox_;
+};
+
 asio::awaitable<void> ControlServer::Session(ControlServer* self, asio::ip::tcp::socket socket) {
   auto shared = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
+  auto outbox = std::make_shared<Outbox>(shared);
+  asio::co_spawn(self->io_, Outbox::Run(outbox), asio::detached);
+  std::shared_ptr<SessionLink> link;
   self->counters_.sessions_opened.Add();
   proto::FrameDecoder decoder(kMaxControlFrame);
   std::array<uint8_t, 16 * 1024> buf;
   std::string id;
   uint64_t incarnation = 0;
   bool registered = false;
+  bool refused = false;  // the refusal is being written; ignore whatever else arrives
   for (;;) {
     auto [ec, n] = co_await shared->async_read_some(
         asio::buffer(buf), asio::experimental::as_tuple(asio::use_awaitable));
     if (ec) break;
+    if (refused) continue;
     decoder.Feed(std::span<const uint8_t>(buf.data(), n));
     bool close = false;
     for (;;) {
@@ -140,28 +175,26 @@ asio::awaitable<void> ControlServer::Session(ControlServer* self, asio::ip::tcp:
       const proto::Message& m = opened->message;
       if (m.has_register_()) {
         const proto::Register& reg = m.register_();
-        if (reg.id() != opened->sender) {
+        if (reg.id() != opened->sender || (registered && id != reg.id())) {
           self->counters_.dropped_malformed.Add();
-          close = true;
+          close = true;  // one server per session, speaking for itself
           break;
         }
-        proto::RegisterAck ack =
-            self->plane_.OnRegister(reg, self->heartbeat_port_, self->clock_.Now());
+        Admission admission;
+        if (self->replicator_ != nullptr) admission = self->replicator_->Admit(reg);
+        proto::RegisterAck ack = self->plane_.OnRegister(
+            reg, self->heartbeat_port_, self->clock_.Now(), admission.needs_catch_up());
         proto::Message reply;
         *reply.mutable_register_ack() = ack;
-        std::vector<uint8_t> out;
-        proto::AppendFrame(out, self->codec_.Seal("director", self->counter_.Next(), reply));
-        auto [wec, written] = co_await asio::async_write(
-            *shared, asio::buffer(out), asio::experimental::as_tuple(asio::use_awaitable));
-        (void)written;
-        if (wec || !ack.accepted()) {
-          if (!ack.accepted()) self->counters_.registrations_refused.Add();
-          close = true;
+        outbox->Push(self->SealFrame(reply));
+        if (!ack.accepted()) {
+          self->counters_.registrations_refused.Add();
+          outbox->CloseWhenDrained();
+          refused = true;
           break;
         }
-        if (registered && id != reg.id()) {
-          close = true;  // one server per session
-          break;
+        if (registered && self->replicator_ != nullptr) {
+          self->replicator_->Detach(id, link.get());  // a re-registration restarts the stream
         }
         id = reg.id();
         incarnation = reg.incarnation();
@@ -171,7 +204,17 @@ asio::awaitable<void> ControlServer::Session(ControlServer* self, asio::ip::tcp:
           it->second->close(ignore);  // a newer session of the same server replaces the old one
         }
         self->sessions_[id] = shared;
+        if (self->replicator_ != nullptr) {
+          link = std::make_shared<SessionLink>(self, outbox);
+          self->replicator_->Attach(reg, admission, link);
+        }
         self->PublishIfNeeded();
+      } else if (m.has_replica_ack()) {
+        if (!registered || self->replicator_ == nullptr) {
+          self->counters_.dropped_malformed.Add();
+          continue;
+        }
+        self->replicator_->OnAck(id, m.replica_ack());
       } else if (m.has_deregister()) {
         if (registered) {
           spdlog::info("{} deregisters: {}", id, m.deregister().reason());
@@ -184,14 +227,20 @@ asio::awaitable<void> ControlServer::Session(ControlServer* self, asio::ip::tcp:
     }
     if (close) break;
   }
+  outbox->Close();
   asio::error_code ignore;
   shared->close(ignore);
   self->counters_.sessions_closed.Add();
   if (registered) {
+    // A session replaced by a newer one of the same server (a reconnect under the same
+    // incarnation, e.g. after a snapshot install) must not mark that server DOWN.
+    bool current = false;
     if (auto it = self->sessions_.find(id); it != self->sessions_.end() && it->second == shared) {
       self->sessions_.erase(it);
+      current = true;
     }
-    if (!self->stopping_) {
+    if (!self->stopping_ && current) {
+      if (self->replicator_ != nullptr) self->replicator_->Detach(id, link.get());
       self->plane_.OnSessionClosed(id, incarnation, self->clock_.Now());
       self->PublishIfNeeded();
     }
@@ -226,6 +275,7 @@ asio::awaitable<void> ControlServer::TickLoop(ControlServer* self) {
     self->tick_timer_->expires_after(period);
     auto [ec] = co_await self->tick_timer_->async_wait(
         asio::experimental::as_tuple(asio::use_awaitable));
+    (void)ec;  // cancelled only by Stop, which stopping_ reports
     if (self->stopping_) co_return;
     for (const std::string& id : self->plane_.Tick(self->clock_.Now())) {
       if (auto it = self->sessions_.find(id); it != self->sessions_.end()) {

@@ -1,6 +1,9 @@
 // ControlServer: the director's control-plane I/O on the control thread (DESIGN §5, §9, §12).
 // - TCP control sessions: a real server registers (authenticated envelope in a length frame),
 //   gets a RegisterAck; the session stays open; when it closes the server is DOWN at once.
+//   With a Replicator, a server offering "sql" is admitted by it (catch-up or snapshot), gets
+//   Replicate / InstallSnapshot on the same session and answers ReplicaAck. Each session has
+//   one reader coroutine and one writer coroutine draining its Outbox.
 // - UDP heartbeats: one authenticated envelope per datagram.
 // - A tick every quarter heartbeat period: missed-heartbeat detection, view publication.
 // Unauthenticated, replayed or malformed messages are dropped and counted, never answered.
@@ -18,6 +21,7 @@
 #include "common/clock.h"
 #include "director/control_plane.h"
 #include "director/counters.h"
+#include "director/replicator.h"
 #include "proto/auth.h"
 #include "proto/envelope.h"
 
@@ -43,6 +47,8 @@ class ControlServer {
                 const Clock& clock, Publisher publish);
 
   Status Start(const asio::ip::tcp::endpoint& control, const asio::ip::udp::endpoint& heartbeat);
+  // Before Start; nullptr (the default) when replication is off.
+  void SetReplicator(Replicator* replicator) { replicator_ = replicator; }
   void Stop();
   uint16_t control_port() const { return control_port_; }
   uint16_t heartbeat_port() const { return heartbeat_port_; }
@@ -59,6 +65,9 @@ class ControlServer {
   static asio::awaitable<void> TickLoop(ControlServer* self);
   // Opens an envelope and checks its counter; nullopt (counted) when it must be dropped.
   std::optional<proto::Opened> Accept(std::span<const uint8_t> bytes);
+  // Seals a message from the director and frames it; empty if it cannot be sealed (too big).
+  std::vector<uint8_t> SealFrame(const proto::Message& message);
+  friend class SessionLink;
 
   asio::io_context& io_;
   ControlPlane& plane_;
@@ -68,6 +77,7 @@ class ControlServer {
   const Clock& clock_;
   Publisher publish_;
   ControlCounters counters_;
+  Replicator* replicator_ = nullptr;
 
   std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
   std::unique_ptr<asio::ip::udp::socket> heartbeat_socket_;

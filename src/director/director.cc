@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "common/ready_file.h"
 #include "common/signals.h"
@@ -27,6 +28,16 @@ Status ValidateConfig(const DirectorConfig& c) {
   if (ec) return InvalidArgument("listen '" + c.listen + "' is not an IPv4 address");
   asio::ip::make_address_v4(c.admin_listen, ec);
   if (ec) return InvalidArgument("admin_listen '" + c.admin_listen + "' is not an IPv4 address");
+  if (auto p = replication::ParseCommitPolicy(c.commit_policy); !p.ok()) return p.status();
+  if (c.replica_window_entries == 0 || c.replica_window_bytes <= 0) {
+    return InvalidArgument("replica_window_entries and replica_window_bytes must be above 0");
+  }
+  if (c.update_queue == 0 || c.request_queue == 0) {
+    return InvalidArgument("update_queue and request_queue must be at least 1");
+  }
+  if (c.log_retain_entries == 0 || c.log_retain_bytes <= 0) {
+    return InvalidArgument("log_retain_entries and log_retain_bytes must be above 0");
+  }
   return Status::Ok();
 }
 
@@ -77,10 +88,12 @@ Status Director::Start() {
   }
   lookup_port_ = port;
 
+  VSC_RETURN_IF_ERROR(StartReplication(vip));
   VSC_RETURN_IF_ERROR(control_->Start(asio::ip::tcp::endpoint(vip, config_.control_port),
                                       asio::ip::udp::endpoint(vip, config_.heartbeat_port)));
   admin_ = std::make_unique<AdminApi>(*plane_, *control_, counters, config_, clock_,
                                       admin_token_, lookup_port_);
+  admin_->SetReplication(replicator_.get(), write_server_.get(), read_router_.get());
   admin_http_ = std::make_unique<net::HttpServer>(
       control_io_,
       asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.admin_listen), config_.admin_port),
@@ -93,17 +106,58 @@ Status Director::Start() {
   control_thread_ = std::thread([this] { control_io_.run(); });
   started_ = true;
   if (!config_.ready_file.empty()) {
-    VSC_RETURN_IF_ERROR(WriteReadyFile(
-        config_.ready_file, {{"lookup_port", std::to_string(lookup_port_)},
-                             {"control_port", std::to_string(control_port())},
-                             {"heartbeat_port", std::to_string(heartbeat_port())},
-                             {"admin_port", std::to_string(admin_port())}}));
+    std::vector<std::pair<std::string, std::string>> ports = {
+        {"lookup_port", std::to_string(lookup_port_)},
+        {"control_port", std::to_string(control_port())},
+        {"heartbeat_port", std::to_string(heartbeat_port())},
+        {"admin_port", std::to_string(admin_port())}};
+    if (replicator_) {
+      ports.emplace_back("write_port", std::to_string(write_port()));
+      ports.emplace_back("sql_port", std::to_string(sql_port()));
+    }
+    VSC_RETURN_IF_ERROR(WriteReadyFile(config_.ready_file, ports));
   }
   spdlog::info(
       "director up: lookup {}:{} (udp dr, tcp proxy), control {}, heartbeat {}, admin {}:{}, "
       "{} workers, scheduler {}",
       config_.listen, lookup_port_, control_port(), heartbeat_port(), config_.admin_listen,
       admin_port(), pool_.size(), config_.scheduler);
+  return Status::Ok();
+}
+
+Status Director::StartReplication(const asio::ip::address_v4& vip) {
+  std::error_code fs_ec;
+  if (config_.schema_db.empty() && !std::filesystem::exists(config_.log_file, fs_ec)) {
+    spdlog::info("replication off: no schema_db and no log at {}", config_.log_file);
+    return Status::Ok();
+  }
+  ReplicatorOptions ro;
+  ro.log_file = config_.log_file;
+  ro.schema_db = config_.schema_db;
+  ro.policy = *replication::ParseCommitPolicy(config_.commit_policy);
+  ro.window.max_entries = config_.replica_window_entries;
+  ro.window.max_bytes = static_cast<uint64_t>(config_.replica_window_bytes);
+  ro.update_queue = config_.update_queue;
+  ro.log.retain_entries = config_.log_retain_entries;
+  ro.log.retain_bytes = static_cast<uint64_t>(config_.log_retain_bytes);
+  VSC_ASSIGN_OR_RETURN(replicator_, Replicator::Open(control_io_, *plane_, clock_, ro));
+  write_server_ = std::make_unique<WriteServer>(control_io_, key_, clock_, *replicator_);
+  VSC_RETURN_IF_ERROR(write_server_->Start(asio::ip::tcp::endpoint(vip, config_.write_port))
+                          .Annotate("write port"));
+  ReadRouterOptions rro;
+  rro.queue_capacity = config_.request_queue;
+  rro.timeout = std::chrono::milliseconds(config_.read_timeout_ms);
+  rro.decay_period = std::chrono::milliseconds(config_.heartbeat_interval_ms);
+  read_router_ = std::make_unique<ReadRouter>(control_io_, key_, clock_, *replicator_, rro);
+  VSC_RETURN_IF_ERROR(read_router_->Start(asio::ip::udp::endpoint(vip, config_.sql_port))
+                          .Annotate("SQL read port"));
+  replicator_->SetListeners([this] { control_->PublishIfNeeded(); },
+                            [this] { read_router_->OnProgress(); });
+  control_->SetReplicator(replicator_.get());
+  replicator_->Start();
+  spdlog::info("replication on: write port {}, SQL read port {}, log {}, policy {}",
+               write_server_->port(), read_router_->port(), config_.log_file,
+               config_.commit_policy);
   return Status::Ok();
 }
 
@@ -133,6 +187,9 @@ void Director::Stop() {
   asio::post(control_io_, [this] {
     if (rate_timer_) rate_timer_->cancel();
     if (admin_http_) admin_http_->Stop();
+    if (replicator_) replicator_->Stop();
+    if (write_server_) write_server_->Stop();
+    if (read_router_) read_router_->Stop();
     control_->Stop();
     control_io_.stop();
   });

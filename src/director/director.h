@@ -1,7 +1,8 @@
 // Director: the composition of the load balancer (DESIGN §2-§4). Owns the control thread (control
-// sessions, heartbeats, membership, admin API) and the worker pool (one UdpService and one
-// TcpService per worker, each with its own SO_REUSEPORT socket). The control thread publishes
-// each new ClusterView to every worker by asio::post.
+// sessions, heartbeats, membership, admin API, and with replication the Replicator, the write
+// port and the SQL read port) and the worker pool (one UdpService and one TcpService per worker,
+// each with its own SO_REUSEPORT socket). The control thread publishes each new ClusterView to
+// every worker by asio::post. Replication runs when schema_db is set or log_file exists.
 //
 // Lifecycle: construct → Start() (binds every socket, starts threads; an error leaves nothing
 // running) → Stop() (stops accepting, closes sessions, joins threads). Start/Stop from one thread.
@@ -20,8 +21,11 @@
 #include "director/control_server.h"
 #include "director/counters.h"
 #include "director/director_config.h"
+#include "director/read_router.h"
+#include "director/replicator.h"
 #include "director/tcp_service.h"
 #include "director/udp_service.h"
+#include "director/write_server.h"
 #include "net/http_server.h"
 #include "net/worker_pool.h"
 #include "proto/cluster_key.h"
@@ -43,10 +47,13 @@ class Director {
   uint16_t control_port() const { return control_->control_port(); }
   uint16_t heartbeat_port() const { return control_->heartbeat_port(); }
   uint16_t admin_port() const { return admin_http_ ? admin_http_->local_port() : 0; }
+  uint16_t write_port() const { return write_server_ ? write_server_->port() : 0; }
+  uint16_t sql_port() const { return read_router_ ? read_router_->port() : 0; }
 
  private:
   void Publish(ViewPtr view);
   void ArmRateTimer();
+  Status StartReplication(const asio::ip::address_v4& vip);
 
   DirectorConfig config_;
   proto::ClusterKey key_;
@@ -61,6 +68,9 @@ class Director {
   std::vector<std::unique_ptr<TcpService>> tcp_;
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<ControlServer> control_;
+  std::unique_ptr<Replicator> replicator_;    // null when replication is off
+  std::unique_ptr<WriteServer> write_server_;
+  std::unique_ptr<ReadRouter> read_router_;
   std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<net::HttpServer> admin_http_;
   std::unique_ptr<asio::steady_timer> rate_timer_;
@@ -68,7 +78,8 @@ class Director {
   bool started_ = false;
 };
 
-// Checks a configuration before anything binds: scheduler name, netmask, heartbeat periods.
+// Checks a configuration before anything binds: scheduler name, netmask, heartbeat periods,
+// replication settings.
 Status ValidateConfig(const DirectorConfig& config);
 
 }  // namespace vsc::director

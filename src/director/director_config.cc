@@ -27,6 +27,25 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("log_level", &log_level, "trace debug info warn error off");
   t.Bind("ready_file", &ready_file,
          "write the bound ports here as JSON once serving (for scripts and tests)");
+  t.Bind("write_port", &write_port, "TCP port for writers (replicated writes)");
+  t.Bind("sql_port", &sql_port, "UDP port for SQL reads, forwarded to a replica (dr)");
+  t.Bind("log_file", &log_file,
+         "replication log (SQLite); replication runs when it exists or schema_db is set");
+  t.Bind("schema_db", &schema_db,
+         "bootstrap database whose schema and content define seq 0 (needed for a new log)");
+  t.Bind("commit_policy", &commit_policy, "when a write is answered: all, majority, one");
+  t.Bind("replica_window_entries", &replica_window_entries,
+         "entries in flight to one replica before it is BUSY");
+  t.Bind("replica_window_bytes", &replica_window_bytes,
+         "payload bytes in flight to one replica before it is BUSY");
+  t.Bind("update_queue", &update_queue,
+         "writes waiting to be sequenced or committed; more are refused (overloaded)");
+  t.Bind("request_queue", &request_queue,
+         "reads waiting for an eligible replica; more are refused (overloaded)");
+  t.Bind("read_timeout_ms", &read_timeout_ms, "how long a held read waits for a replica");
+  t.Bind("log_retain_entries", &log_retain_entries,
+         "entries the log keeps for catch-up; older ones need a snapshot");
+  t.Bind("log_retain_bytes", &log_retain_bytes, "payload bytes the log keeps for catch-up");
 }
 
 }  // namespace vsc::director

@@ -32,6 +32,20 @@ struct DirectorConfig {
   std::string log_level = "info";
   std::string ready_file;             // written with the bound ports once serving
 
+  // Replication (DESIGN §7). Runs when schema_db is set or log_file exists already.
+  uint16_t write_port = 7300;         // TCP: writers (WriteRequest -> WriteResponse)
+  uint16_t sql_port = 7301;           // UDP: SQL reads, forwarded to a replica (dr)
+  std::string log_file = "director-log.db";  // the durable replication log (SQLite)
+  std::string schema_db;              // bootstrap database: schema and content at seq 0
+  std::string commit_policy = "all";  // all, majority, one
+  uint32_t replica_window_entries = 1024;     // in-flight entries per replica before BUSY
+  int64_t replica_window_bytes = 4 << 20;     // in-flight payload bytes per replica
+  uint32_t update_queue = 10000;      // writes waiting to be sequenced or decided
+  uint32_t request_queue = 10000;     // reads waiting for an eligible replica
+  uint32_t read_timeout_ms = 2000;    // how long a held read waits
+  uint32_t log_retain_entries = 1000000;
+  int64_t log_retain_bytes = 256ll << 20;
+
   // Registers every field on `table` (section "director").
   void Bind(ConfigTable& table);
 };

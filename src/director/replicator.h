@@ -1,0 +1,316 @@
+// Replicator: the director's side of replicated databases (DESIGN §7, seed 000 §3.3, seed 001).
+// It owns the schema mirror, the sequencer, the durable log, the commit tracker and one stream
+// per replica, and decides how a returning replica catches up.
+//
+// - Writes (Submit) are checked on the schema mirror, then queued; every write accepted in one
+//   event-loop turn is sequenced and appended to the log in one Append (group commit). A write
+//   is refused before sequencing when it is invalid, read-only, over a size limit, when the
+//   update queue is full ("overloaded: update queue full (N)") or when no replica is in sync
+//   ("unavailable: ..."): a refused write was applied nowhere.
+// - Each replica that is not DOWN and not waiting for a snapshot gets the entries it lacks in
+//   Replicate batches, pipelined within a bounded window (replica_window.h); a full window makes
+//   it BUSY for reads (no heartbeat involved: the director sees its own window).
+// - Acks feed the CommitTracker; each writer gets its WriteResponse when the commit policy is met.
+//   The director follows every in-sync replica's digest chain from its outcomes (one SHA-256 per
+//   entry, shared by every replica that agrees), records the agreed digests in the log, and marks
+//   a replica whose outcome, checksum or digest disagrees DIVERGED: it is told to copy a snapshot
+//   from a healthy peer (InstallSnapshot) and comes back through registration.
+// - Verify: a sequenced checksum marker; each replica's checksum at that seq is collected.
+//
+// Thread: the control thread (DESIGN §4); every method, callback and link call runs there.
+// Lifetime: created by the Director before the control thread runs; Stop() on the control thread
+// answers every waiting writer and stops the timer.
+#pragma once
+
+#include <asio.hpp>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/counter.h"
+#include "common/status.h"
+#include "director/catch_up.h"
+#include "director/control_plane.h"
+#include "director/read_queue.h"
+#include "director/replica_window.h"
+#include "proto/control.pb.h"
+#include "replication/commit_tracker.h"
+#include "replication/log.h"
+#include "replication/mirror.h"
+#include "replication/sequencer.h"
+
+namespace vsc::director {
+
+// WriteResponse.code values for answers that are not an SQLite result code. Refusals
+// (kRefused..kUnavailable) applied nothing anywhere.
+inline constexpr int kWriteRefused = -1;      // invalid, read-only or oversized statement
+inline constexpr int kWriteOverloaded = -2;   // update queue full
+inline constexpr int kWriteUnavailable = -3;  // no replica in sync, or replication is off
+inline constexpr int kWriteLogFailed = -4;    // the log append failed: not sequenced
+inline constexpr int kWriteUnknown = -5;      // the director stopped after sequencing: the
+                                              // write is in the log and will be replayed
+
+// Limits on what a writer may send (DESIGN §9 "limits on every size").
+inline constexpr size_t kMaxBatchStatements = 1000;
+inline constexpr size_t kMaxSqlBytes = 64 * 1024;
+inline constexpr size_t kMaxParams = 999;
+inline constexpr size_t kMaxWritePayload = 512 * 1024;
+
+struct ReplicatorOptions {
+  std::string log_file = "director-log.db";
+  std::string schema_db;  // bootstrap database (schema and content at seq 0); needed on a new log
+  replication::CommitPolicy policy = replication::CommitPolicy::kAll;
+  WindowLimits window;
+  size_t update_queue = 10000;  // writes waiting to be sequenced or decided
+  replication::LogOptions log;
+};
+
+// Where a replica stands in the replication stream (separate from its membership state).
+enum class ReplicationState {
+  kCatchingUp,     // replaying the log up to the head; no reads, not counted for commits
+  kInSync,         // at the head; counted for commits; may serve reads
+  kNeedsSnapshot,  // must copy a snapshot (gap trimmed, content differs, ahead of the log)
+  kDiverged,       // disagreed with its peers; must copy a snapshot
+  kDown,           // no control session
+};
+std::string_view ReplicationStateName(ReplicationState state);
+
+// The replicator's handle on a replica's control session: Send queues a message for the
+// session's writer (never blocks). Implemented by the ControlServer.
+class ReplicaLink {
+ public:
+  virtual ~ReplicaLink() = default;
+  virtual void Send(const proto::Message& message) = 0;
+};
+
+struct ReplicaInfo {
+  std::string id;
+  ReplicationState state = ReplicationState::kDown;
+  std::string reason;  // why it is in that state
+  uint64_t applied_seq = 0;
+  uint64_t lag = 0;    // last_seq - applied_seq
+  std::string digest;  // hex, at applied_seq
+  bool busy = false;   // window full
+  size_t window_entries = 0;
+  uint64_t window_bytes = 0;
+  double window_fill = 0;
+  std::string snapshot_peer;  // the peer it was told to copy from, if any
+  uint64_t acks = 0;
+  uint64_t entries_sent = 0;
+};
+
+struct ReplicatorCounters {
+  Counter writes_accepted;
+  Counter writes_committed;   // answered ok
+  Counter writes_failed;      // sequenced, failed identically on the replicas (rolled back)
+  Counter writes_refused;     // invalid statements
+  Counter writes_overloaded;
+  Counter writes_unavailable;
+  Counter entries_sequenced;
+  Counter group_commits;      // log appends
+  Counter replicate_messages;
+  Counter acks;
+  Counter divergences;
+  Counter snapshots_ordered;
+  Counter busy_events;        // a replica's window became full
+};
+
+struct ReplicationStatus {
+  bool enabled = false;
+  uint64_t epoch = 0;
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  uint64_t committed_seq = 0;  // last seq decided
+  std::string policy;
+  size_t update_queue = 0;     // writes waiting to be sequenced or decided
+  size_t update_queue_capacity = 0;
+  size_t pending_decisions = 0;
+  std::vector<ReplicaInfo> replicas;
+};
+
+struct VerifyReplica {
+  std::string id;
+  std::string checksum;
+  std::string status;  // OK, MISMATCH, PENDING, LOST (went down), TIMEOUT, SKIPPED (<state>)
+};
+
+struct VerifyReport {
+  uint64_t seq = 0;
+  bool complete = false;
+  bool ok = false;       // complete, and every replica answered with the agreed checksum
+  std::string expected;  // the majority checksum
+  double elapsed_ms = 0;
+  std::vector<VerifyReplica> replicas;
+};
+
+// How a registering server takes part in replication.
+struct Admission {
+  bool replica = false;  // offers "sql": it holds a copy of the database
+  CatchUpPlan plan;
+  // Registration.needs_catch_up: behind the head, or waiting for a snapshot.
+  bool needs_catch_up() const {
+    return replica && (plan.action == CatchUpPlan::Action::kSnapshot || plan.needs_catch_up);
+  }
+};
+
+class Replicator {
+ public:
+  using WriteDone = std::function<void(const proto::WriteResponse&)>;
+  using Listener = std::function<void()>;
+
+  // Opens (or creates, recording the bootstrap from schema_db) the log, loads the mirror's
+  // schema, resumes the sequencer under the log's new epoch. Errors name the file and the fix.
+  static Result<std::unique_ptr<Replicator>> Open(asio::io_context& io, ControlPlane& plane,
+                                                  const Clock& clock, ReplicatorOptions options);
+  ~Replicator();
+
+  // `membership_changed`: after the replicator changed membership (CatchUpDone); `progress`:
+  // after replicas advanced or changed eligibility (the read router retries held reads).
+  void SetListeners(Listener membership_changed, Listener progress);
+  void Start();  // arms the periodic timer
+  void Stop();
+
+  // Registration, in this order on the control session: Admit (decides), the ControlPlane
+  // registers with admission.needs_catch_up(), the RegisterAck is queued, then Attach (queues
+  // InstallSnapshot or starts the stream). Detach when the session ends.
+  Admission Admit(const proto::Register& reg) const;
+  void Attach(const proto::Register& reg, const Admission& admission,
+              std::shared_ptr<ReplicaLink> link);
+  void Detach(const std::string& id, const ReplicaLink* link);
+  void OnAck(const std::string& id, const proto::ReplicaAck& ack);
+
+  // A writer's request; `done` is called exactly once (at once for refusals).
+  void Submit(const proto::WriteRequest& request, WriteDone done);
+  // Sequences a checksum marker; its seq names the verification. Unavailable with no replica.
+  Result<uint64_t> StartVerify();
+  std::optional<VerifyReport> Verify(uint64_t seq) const;
+
+  // Replicas that can take reads now (load left 0 except reported in-flight work).
+  std::vector<ReadCandidate> ReadCandidates() const;
+  uint64_t last_seq() const { return sequencer_->last_seq(); }
+  ReplicationStatus GetStatus() const;
+  const ReplicatorCounters& counters() const { return counters_; }
+
+ private:
+  using EntryPtr = std::shared_ptr<const replication::Entry>;
+  struct Replica {
+    explicit Replica(WindowLimits limits) : window(limits) {}
+    std::string id;
+    std::shared_ptr<ReplicaLink> link;
+    ReplicationState state = ReplicationState::kDown;
+    std::string reason;
+    uint64_t acked_seq = 0;
+    replication::Digest digest{};  // as reported at acked_seq
+    replication::Digest chain{};   // followed from its outcomes (in sync only)
+    uint64_t chain_seq = 0;        // the seq `chain` is the digest at
+    uint64_t next_seq = 1;
+    uint64_t tracked_from = UINT64_MAX;  // first seq whose commit it takes part in
+    ReplicaWindow window;
+    std::deque<EntryPtr> in_flight;  // sent, not acked, in seq order
+    std::string http_host;
+    uint16_t http_port = 0;
+    sockaddr_in sql{};
+    bool has_sql = false;
+    bool snapshot_sent = false;
+    std::string snapshot_peer;
+    uint64_t acks = 0;
+    uint64_t entries_sent = 0;
+  };
+  struct Accepted {
+    std::vector<replication::Statement> statements;
+    replication::Entry::Kind kind = replication::Entry::Kind::kWrite;
+    std::vector<size_t> ddl;  // indexes of DDL statements (applied to the mirror once sequenced)
+    uint64_t request_id = 0;
+    WriteDone done;           // empty for checksum markers
+  };
+  struct Variant {  // one digest-chain step, shared by every replica that took it
+    replication::Digest prev;
+    replication::EntryResult result;
+    replication::Digest next;
+  };
+  struct VerifyRecord {
+    uint64_t seq = 0;
+    TimePoint started{};
+    std::set<std::string> expected;
+    std::map<std::string, std::string> checksums;
+    std::set<std::string> lost;
+    std::map<std::string, std::string> skipped;  // id -> state
+    std::string agreed;  // from the commit decision
+    bool timed_out = false;
+  };
+
+  Replicator(asio::io_context& io, ControlPlane& plane, const Clock& clock,
+             ReplicatorOptions options);
+  void Refuse(const WriteDone& done, uint64_t request_id, int code, const std::string& error);
+  void Enqueue(Accepted accepted);
+  void Flush();
+  std::set<std::string> Participants() const;
+  void Pump(Replica& r);
+  void PumpAll();
+  // Entries from `from`, bounded; NotFound when trimmed from the log.
+  Result<std::vector<EntryPtr>> EntriesFrom(uint64_t from, size_t max_entries,
+                                            uint64_t max_bytes);
+  replication::Digest Step(const replication::Digest& prev, const replication::Entry& entry,
+                           const replication::EntryResult& result);
+  void Decide(std::vector<replication::Decision> decisions);
+  // The replica must copy a snapshot; `diverged` marks why. Forgets it for pending commits.
+  void OrderSnapshot(Replica& r, ReplicationState state, const std::string& reason);
+  void SendSnapshotOrders();
+  const Replica* HealthyPeer(const std::string& except) const;
+  std::optional<replication::Digest> AgreedAt(uint64_t seq) const;
+  void RecordAgreed(uint64_t seq, const replication::Digest& digest);
+  void Tick();
+  void ArmTimer();
+  void Notify(const Listener& l) const {
+    if (l) l();
+  }
+
+  asio::io_context& io_;
+  ControlPlane& plane_;
+  const Clock& clock_;
+  ReplicatorOptions options_;
+  ReplicatorCounters counters_;
+  Listener membership_changed_;
+  Listener progress_;
+  asio::steady_timer timer_;
+  bool stopped_ = false;
+
+  // Sequencing: the mirror checks, the sequencer numbers, the log keeps.
+  std::unique_ptr<replication::SchemaMirror> mirror_;
+  std::unique_ptr<replication::ReplicationLog> log_;
+  std::unique_ptr<replication::Sequencer> sequencer_;
+  replication::CommitTracker tracker_;
+  std::vector<Accepted> batch_;  // accepted this turn, sequenced by Flush
+  bool flush_posted_ = false;
+  struct Waiting {
+    uint64_t request_id = 0;
+    WriteDone done;
+  };
+  std::map<uint64_t, Waiting> waiting_;  // sequenced, not decided
+  uint64_t committed_seq_ = 0;
+
+  // Recent entries, for streaming without reading the log: seqs recent_first_..last_seq.
+  std::deque<EntryPtr> recent_;
+  uint64_t recent_first_ = 1;
+  uint64_t recent_bytes_ = 0;
+
+  // Digest chain bookkeeping.
+  std::map<uint64_t, std::vector<Variant>> memo_;
+  std::deque<replication::Digest> agreed_;  // agreed digests for seqs agreed_first_..
+  uint64_t agreed_first_ = 1;
+  uint64_t agreed_persisted_ = 0;  // last seq whose agreed digest is in the log
+  TimePoint last_trim_{};
+
+  std::map<std::string, Replica> replicas_;
+  std::map<uint64_t, VerifyRecord> verifies_;
+  uint64_t last_verify_seq_ = 0;
+};
+
+}  // namespace vsc::director

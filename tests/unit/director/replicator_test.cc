@@ -1,0 +1,530 @@
+// Replicator against in-test replicas: a fake session link records what the director sends, and
+// a fake replica answers Replicate batches with acks whose digests follow the real chain. The
+// log and the schema mirror are the real ones, in a temporary directory; the event loop is
+// polled by hand (group commit is one posted handler), and no timer runs.
+#include "director/replicator.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+
+#include "director/replication_wire.h"
+#include "replication/digest.h"
+#include "replication/replica_store.h"
+
+namespace vsc::director {
+namespace {
+
+using namespace std::chrono_literals;
+using replication::Digest;
+
+class FakeLink final : public ReplicaLink {
+ public:
+  void Send(const proto::Message& m) override { sent.push_back(m); }
+  std::vector<proto::Message> Take() { return std::exchange(sent, {}); }
+  std::vector<proto::Message> sent;
+};
+
+// A replica that applies whatever it is sent: every write changes `rows` rows (0 when the
+// statement fails with `fail_code`), checksum markers report `checksum`.
+struct FakeReplica {
+  std::string id;
+  uint64_t incarnation = 1;
+  uint64_t applied = 0;
+  Digest digest = replication::ZeroDigest();
+  std::string content_checksum;
+  int64_t rows = 1;
+  std::string checksum = "c0ffee";
+  std::shared_ptr<FakeLink> link = std::make_shared<FakeLink>();
+  uint64_t hb_counter = 0;
+
+  proto::Register Register() const {
+    proto::Register r;
+    r.set_id(id);
+    r.set_incarnation(incarnation);
+    r.set_weight(1);
+    auto add = [&](const char* service, uint32_t port) {
+      auto* e = r.add_endpoints();
+      e->set_service(service);
+      e->set_host("127.0.0.1");
+      e->set_port(port);
+    };
+    add("lookup-udp", 9000);
+    add("sql-udp", 9001);
+    add("http", 9002);
+    r.add_capabilities("sql");
+    r.set_applied_seq(applied);
+    r.set_digest(std::string(reinterpret_cast<const char*>(digest.data()), digest.size()));
+    r.set_content_checksum(content_checksum);
+    return r;
+  }
+
+  proto::Heartbeat Heartbeat() {
+    proto::Heartbeat h;
+    h.set_id(id);
+    h.set_incarnation(incarnation);
+    h.set_counter(++hb_counter);
+    return h;
+  }
+
+  // Applies every Replicate received so far; returns the ack (nullopt when nothing came).
+  std::optional<proto::ReplicaAck> Apply() {
+    proto::ReplicaAck ack;
+    bool any = false;
+    for (const proto::Message& m : link->Take()) {
+      if (!m.has_replicate()) continue;
+      for (const proto::LogEntry& le : m.replicate().entries()) {
+        if (le.seq() <= applied) continue;
+        EXPECT_EQ(le.seq(), applied + 1) << "a gap in the stream to " << id;
+        replication::Entry e = FromProto(le);
+        replication::EntryResult res;
+        res.seq = e.seq;
+        if (e.kind == replication::Entry::Kind::kChecksum) {
+          res.checksum = checksum;
+        } else {
+          res.rows_changed = rows;
+        }
+        digest = replication::NextDigest(digest, e, res);
+        applied = e.seq;
+        auto* o = ack.add_outcomes();
+        o->set_seq(res.seq);
+        o->set_code(res.code);
+        o->set_rows_changed(res.rows_changed);
+        o->set_checksum(res.checksum);
+        any = true;
+      }
+    }
+    if (!any) return std::nullopt;
+    ack.set_applied_seq(applied);
+    ack.set_digest(std::string(reinterpret_cast<const char*>(digest.data()), digest.size()));
+    return ack;
+  }
+
+  size_t EntriesQueued() const {
+    size_t n = 0;
+    for (const auto& m : link->sent) n += m.has_replicate() ? m.replicate().entries_size() : 0;
+    return n;
+  }
+  std::optional<proto::InstallSnapshot> SnapshotOrder() const {
+    for (const auto& m : link->sent) {
+      if (m.has_install_snapshot()) return m.install_snapshot();
+    }
+    return std::nullopt;
+  }
+};
+
+void MakeBootstrap(const std::string& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"
+                         "INSERT INTO t VALUES (1, 'one');",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+}
+
+class ReplicatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> n{0};
+    dir_ = std::filesystem::temp_directory_path() /
+           ("vsc-replicator-test-" + std::to_string(getpid()) + "-" + std::to_string(n++));
+    std::filesystem::create_directories(dir_);
+    MakeBootstrap(Path("boot.db"));
+    auto sum = replication::Checksum(Path("boot.db"));
+    ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+    boot_checksum_ = *sum;
+    options_.log_file = Path("log.db");
+    options_.schema_db = Path("boot.db");
+  }
+  void TearDown() override {
+    rep_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  void Open() {
+    rep_.reset();
+    auto r = Replicator::Open(io_, plane_, clock_, options_);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    rep_ = std::move(r).value();
+  }
+
+  FakeReplica MakeReplica(const std::string& id) {
+    FakeReplica r;
+    r.id = id;
+    r.content_checksum = boot_checksum_;
+    return r;
+  }
+
+  // Registration as the control session does it, then a first heartbeat.
+  Admission Join(FakeReplica& r) {
+    proto::Register reg = r.Register();
+    Admission a = rep_->Admit(reg);
+    auto ack = plane_.OnRegister(reg, 7101, clock_.Now(), a.needs_catch_up());
+    EXPECT_TRUE(ack.accepted()) << ack.reason();
+    rep_->Attach(reg, a, r.link);
+    plane_.OnHeartbeat(r.Heartbeat(), clock_.Now());
+    return a;
+  }
+
+  // Submits one write; the answer lands in the returned slot.
+  std::shared_ptr<std::optional<proto::WriteResponse>> Write(
+      const std::string& sql, std::vector<replication::Value> params = {}) {
+    proto::WriteRequest req;
+    req.set_request_id(++request_id_);
+    replication::Statement st{sql, std::move(params)};
+    ToProto(st, req.add_statements());
+    auto slot = std::make_shared<std::optional<proto::WriteResponse>>();
+    rep_->Submit(req, [slot](const proto::WriteResponse& r) { *slot = r; });
+    return slot;
+  }
+
+  // Runs the posted group commit (an io_context that ran out of work must be restarted).
+  void Poll() {
+    io_.restart();
+    io_.poll();
+  }
+
+  void Deliver(FakeReplica& r) {
+    if (auto ack = r.Apply()) rep_->OnAck(r.id, *ack);
+  }
+
+  const ReplicaInfo* Info(const std::string& id) {
+    status_ = rep_->GetStatus();
+    for (const auto& i : status_.replicas) {
+      if (i.id == id) return &i;
+    }
+    return nullptr;
+  }
+
+  std::filesystem::path dir_;
+  std::string boot_checksum_;
+  ReplicatorOptions options_;
+  asio::io_context io_;
+  ManualClock clock_;
+  ControlPlane plane_{membership::Config{100ms, 2, 5}, ControlSettings{}};
+  std::unique_ptr<Replicator> rep_;
+  ReplicationStatus status_;
+  uint64_t request_id_ = 0;
+};
+
+TEST_F(ReplicatorTest, ANewLogNeedsTheBootstrapDatabase) {
+  options_.schema_db.clear();
+  auto r = Replicator::Open(io_, plane_, clock_, options_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("schema_db"), std::string::npos) << r.status().ToString();
+}
+
+TEST_F(ReplicatorTest, WriteIsAnsweredOnlyWhenEveryReplicaAcked) {
+  Open();
+  FakeReplica a = MakeReplica("rs1"), b = MakeReplica("rs2");
+  EXPECT_FALSE(Join(a).needs_catch_up());
+  EXPECT_FALSE(Join(b).needs_catch_up());
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kActive);
+  auto w = Write("INSERT INTO t(v) VALUES (?1)", {replication::Value::Text("two")});
+  EXPECT_FALSE(w->has_value());
+  Poll();
+  EXPECT_EQ(rep_->last_seq(), 1u);
+  EXPECT_EQ(a.EntriesQueued(), 1u);
+  EXPECT_EQ(b.EntriesQueued(), 1u);
+  Deliver(a);
+  EXPECT_FALSE(w->has_value()) << "policy all: rs2 has not acked";
+  Deliver(b);
+  ASSERT_TRUE(w->has_value());
+  EXPECT_TRUE((*w)->ok()) << (*w)->error();
+  EXPECT_EQ((*w)->seq(), 1u);
+  EXPECT_EQ((*w)->rows_changed(), 1);
+  EXPECT_EQ((*w)->request_id(), request_id_);
+  status_ = rep_->GetStatus();
+  EXPECT_EQ(status_.committed_seq, 1u);
+  EXPECT_EQ(status_.update_queue, 0u);
+  EXPECT_EQ(Info("rs1")->state, ReplicationState::kInSync);
+  EXPECT_EQ(Info("rs2")->applied_seq, 1u);
+}
+
+TEST_F(ReplicatorTest, WritesOfOneTurnShareOneLogAppend) {
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  std::vector<std::shared_ptr<std::optional<proto::WriteResponse>>> ws;
+  for (int i = 0; i < 5; ++i) ws.push_back(Write("INSERT INTO t(v) VALUES ('x')"));
+  Poll();
+  EXPECT_EQ(rep_->counters().group_commits.Get(), 1u);
+  EXPECT_EQ(rep_->counters().entries_sequenced.Get(), 5u);
+  ASSERT_EQ(a.link->sent.size(), 1u);
+  EXPECT_EQ(a.link->sent[0].replicate().entries_size(), 5);
+  EXPECT_EQ(a.link->sent[0].replicate().head_seq(), 5u);
+  Deliver(a);
+  for (size_t i = 0; i < ws.size(); ++i) {
+    ASSERT_TRUE(ws[i]->has_value());
+    EXPECT_EQ((*ws[i])->seq(), i + 1);
+  }
+}
+
+TEST_F(ReplicatorTest, RefusedWritesAreNeverSequenced) {
+  Open();
+  auto none = Write("INSERT INTO t(v) VALUES ('x')");
+  ASSERT_TRUE(none->has_value());
+  EXPECT_EQ((*none)->code(), kWriteUnavailable);
+  EXPECT_NE((*none)->error().find("not applied"), std::string::npos) << (*none)->error();
+
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  auto read = Write("SELECT * FROM t");
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->code(), kWriteRefused);
+  EXPECT_NE((*read)->error().find("read-only"), std::string::npos) << (*read)->error();
+  auto syntax = Write("INSERT INTO nope VALUES (1)");
+  ASSERT_TRUE(syntax->has_value());
+  EXPECT_EQ((*syntax)->code(), kWriteRefused);
+  EXPECT_EQ((*syntax)->error().rfind("statement refused: ", 0), 0u) << (*syntax)->error();
+  auto big = Write(std::string(kMaxSqlBytes + 1, ' '));
+  ASSERT_TRUE(big->has_value());
+  EXPECT_NE((*big)->error().find("over the limit"), std::string::npos) << (*big)->error();
+  Poll();
+  EXPECT_EQ(rep_->last_seq(), 0u);
+  EXPECT_TRUE(a.link->sent.empty());
+  EXPECT_EQ(rep_->counters().writes_refused.Get(), 3u);
+}
+
+TEST_F(ReplicatorTest, AFullUpdateQueueRefusesWithOverloaded) {
+  options_.update_queue = 2;
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  auto w1 = Write("INSERT INTO t(v) VALUES ('x')");
+  auto w2 = Write("INSERT INTO t(v) VALUES ('x')");
+  auto w3 = Write("INSERT INTO t(v) VALUES ('x')");
+  ASSERT_TRUE(w3->has_value());
+  EXPECT_EQ((*w3)->code(), kWriteOverloaded);
+  EXPECT_EQ((*w3)->error().rfind("overloaded: update queue full (2)", 0), 0u) << (*w3)->error();
+  Poll();
+  EXPECT_EQ(rep_->GetStatus().update_queue, 2u);  // sequenced, waiting for the ack
+  Deliver(a);
+  EXPECT_TRUE(w1->has_value() && w2->has_value());
+  auto w4 = Write("INSERT INTO t(v) VALUES ('x')");
+  EXPECT_FALSE(w4->has_value()) << "room again once the first two were decided";
+}
+
+TEST_F(ReplicatorTest, AReturningReplicaCatchesUpFromTheLogThenServes) {
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  for (int i = 0; i < 3; ++i) Write("INSERT INTO t(v) VALUES ('x')");
+  Poll();
+  Deliver(a);
+  FakeReplica b = MakeReplica("rs2");
+  Admission adm = Join(b);
+  EXPECT_TRUE(adm.needs_catch_up());
+  EXPECT_EQ(adm.plan.from_seq, 1u);
+  EXPECT_EQ(plane_.membership().Find("rs2")->state, membership::State::kCatchingUp);
+  EXPECT_EQ(Info("rs2")->state, ReplicationState::kCatchingUp);
+  EXPECT_EQ(b.EntriesQueued(), 3u);
+  // A write during catch-up does not wait for rs2.
+  auto w = Write("INSERT INTO t(v) VALUES ('y')");
+  Poll();
+  Deliver(a);
+  ASSERT_TRUE(w->has_value());
+  EXPECT_TRUE((*w)->ok());
+  Deliver(b);  // entries 1..4
+  EXPECT_EQ(Info("rs2")->state, ReplicationState::kInSync);
+  EXPECT_EQ(plane_.membership().Find("rs2")->state, membership::State::kActive);
+  EXPECT_EQ(b.digest, a.digest);
+  // Now it counts for commits.
+  auto w2 = Write("INSERT INTO t(v) VALUES ('z')");
+  Poll();
+  Deliver(a);
+  EXPECT_FALSE(w2->has_value());
+  Deliver(b);
+  EXPECT_TRUE(w2->has_value());
+}
+
+TEST_F(ReplicatorTest, WrongContentOrUnknownHistoryGetsASnapshotFromAHealthyPeer) {
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  FakeReplica b = MakeReplica("rs2");
+  b.content_checksum = "something else";
+  Admission adm = Join(b);
+  EXPECT_EQ(adm.plan.action, CatchUpPlan::Action::kSnapshot);
+  EXPECT_TRUE(adm.needs_catch_up());
+  auto order = b.SnapshotOrder();
+  ASSERT_TRUE(order.has_value());
+  EXPECT_EQ(order->peer_id(), "rs1");
+  EXPECT_EQ(order->host(), "127.0.0.1");
+  EXPECT_EQ(order->http_port(), 9002u);
+  EXPECT_NE(order->reason().find("bootstrap"), std::string::npos) << order->reason();
+  EXPECT_EQ(Info("rs2")->state, ReplicationState::kNeedsSnapshot);
+  EXPECT_EQ(plane_.membership().Find("rs2")->state, membership::State::kCatchingUp);
+
+  FakeReplica c = MakeReplica("rs3");
+  c.applied = 50;  // a history this log never held
+  c.digest.fill(7);
+  adm = Join(c);
+  EXPECT_EQ(adm.plan.action, CatchUpPlan::Action::kSnapshot);
+  EXPECT_TRUE(c.SnapshotOrder().has_value());
+  // Nobody needing a snapshot is counted for commits or streamed to.
+  auto w = Write("INSERT INTO t(v) VALUES ('x')");
+  Poll();
+  Deliver(a);
+  EXPECT_TRUE(w->has_value());
+  EXPECT_EQ(b.EntriesQueued(), 0u);
+}
+
+TEST_F(ReplicatorTest, ASnapshotWaitsForAHealthyPeer) {
+  Open();
+  FakeReplica b = MakeReplica("rs2");
+  b.content_checksum = "bad";
+  Join(b);
+  EXPECT_FALSE(b.SnapshotOrder().has_value()) << "no peer yet";
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  auto order = b.SnapshotOrder();
+  ASSERT_TRUE(order.has_value()) << "the first healthy replica serves the snapshot";
+  EXPECT_EQ(order->peer_id(), "rs1");
+}
+
+TEST_F(ReplicatorTest, AReplicaWithADifferentOutcomeIsDivergedAndRebuilt) {
+  Open();
+  FakeReplica a = MakeReplica("rs1"), b = MakeReplica("rs2"), c = MakeReplica("rs3");
+  Join(a);
+  Join(b);
+  Join(c);
+  c.rows = 2;  // its data differs: the same statement changed another number of rows
+  auto w = Write("UPDATE t SET v = 'u'");
+  Poll();
+  Deliver(a);
+  Deliver(c);
+  Deliver(b);
+  ASSERT_TRUE(w->has_value());
+  EXPECT_TRUE((*w)->ok());
+  EXPECT_EQ((*w)->rows_changed(), 1) << "the majority's outcome";
+  EXPECT_EQ(Info("rs3")->state, ReplicationState::kDiverged);
+  auto order = c.SnapshotOrder();
+  ASSERT_TRUE(order.has_value());
+  EXPECT_NE(order->peer_id(), "rs3");
+  EXPECT_EQ(rep_->counters().divergences.Get(), 1u);
+  // The next write does not wait for it.
+  auto w2 = Write("INSERT INTO t(v) VALUES ('x')");
+  Poll();
+  Deliver(a);
+  Deliver(b);
+  EXPECT_TRUE(w2->has_value());
+}
+
+TEST_F(ReplicatorTest, AFullWindowMakesTheReplicaBusyUntilItAcks) {
+  options_.window = {2, 1 << 20};
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  ASSERT_EQ(rep_->ReadCandidates().size(), 1u);
+  EXPECT_TRUE(rep_->ReadCandidates()[0].eligible);
+  for (int i = 0; i < 5; ++i) Write("INSERT INTO t(v) VALUES ('x')");
+  Poll();
+  EXPECT_EQ(a.EntriesQueued(), 2u);
+  EXPECT_TRUE(Info("rs1")->busy);
+  EXPECT_FALSE(rep_->ReadCandidates()[0].eligible);
+  Deliver(a);  // acks 1..2, gets 3..4
+  EXPECT_EQ(a.EntriesQueued(), 2u);
+  Deliver(a);
+  Deliver(a);
+  EXPECT_EQ(a.applied, 5u);
+  EXPECT_FALSE(Info("rs1")->busy);
+  EXPECT_TRUE(rep_->ReadCandidates()[0].eligible);
+  EXPECT_GE(rep_->counters().busy_events.Get(), 1u);
+}
+
+TEST_F(ReplicatorTest, AReplicaGoingDownDoesNotBlockCommits) {
+  Open();
+  FakeReplica a = MakeReplica("rs1"), b = MakeReplica("rs2");
+  Join(a);
+  Join(b);
+  auto w = Write("INSERT INTO t(v) VALUES ('x')");
+  Poll();
+  Deliver(a);
+  EXPECT_FALSE(w->has_value());
+  rep_->Detach("rs2", b.link.get());
+  ASSERT_TRUE(w->has_value());
+  EXPECT_TRUE((*w)->ok());
+  EXPECT_EQ(Info("rs2")->state, ReplicationState::kDown);
+}
+
+TEST_F(ReplicatorTest, VerifyCollectsEveryChecksumAndFlagsTheOddOne) {
+  Open();
+  FakeReplica a = MakeReplica("rs1"), b = MakeReplica("rs2"), c = MakeReplica("rs3");
+  Join(a);
+  Join(b);
+  Join(c);
+  auto seq = rep_->StartVerify();
+  ASSERT_TRUE(seq.ok()) << seq.status().ToString();
+  auto rep = rep_->Verify(*seq);
+  ASSERT_TRUE(rep.has_value());
+  EXPECT_FALSE(rep->complete);
+  Deliver(a);
+  Deliver(b);
+  Deliver(c);
+  rep = rep_->Verify(*seq);
+  ASSERT_TRUE(rep->complete);
+  EXPECT_TRUE(rep->ok);
+  EXPECT_EQ(rep->expected, "c0ffee");
+  ASSERT_EQ(rep->replicas.size(), 3u);
+  for (const auto& r : rep->replicas) EXPECT_EQ(r.status, "OK");
+
+  c.checksum = "bad";
+  auto seq2 = rep_->StartVerify();
+  ASSERT_TRUE(seq2.ok());
+  Deliver(a);
+  Deliver(b);
+  Deliver(c);
+  rep = rep_->Verify(*seq2);
+  ASSERT_TRUE(rep->complete);
+  EXPECT_FALSE(rep->ok);
+  for (const auto& r : rep->replicas) {
+    EXPECT_EQ(r.status, r.id == "rs3" ? "MISMATCH" : "OK") << r.id;
+  }
+  EXPECT_EQ(Info("rs3")->state, ReplicationState::kDiverged) << "a content mismatch is divergence";
+}
+
+TEST_F(ReplicatorTest, ARestartedDirectorResumesTheLogUnderANewEpoch) {
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  for (int i = 0; i < 3; ++i) Write("INSERT INTO t(v) VALUES ('x')");
+  Poll();
+  Deliver(a);
+  const uint64_t epoch = rep_->GetStatus().epoch;
+  rep_->Stop();
+  options_.schema_db.clear();  // the log has its bootstrap now
+  Open();
+  EXPECT_EQ(rep_->last_seq(), 3u);
+  EXPECT_GT(rep_->GetStatus().epoch, epoch);
+  // The replica returns at the head: streamed, no catch-up, no snapshot.
+  a.link = std::make_shared<FakeLink>();
+  a.incarnation++;
+  Admission adm = Join(a);
+  EXPECT_EQ(adm.plan.action, CatchUpPlan::Action::kStream);
+  EXPECT_FALSE(adm.needs_catch_up());
+  // The agreed digest at seq 3 survived the restart: a replica claiming another history at
+  // the same seq is sent to a snapshot.
+  FakeReplica liar = MakeReplica("rs9");
+  liar.applied = 3;
+  liar.digest.fill(9);
+  Admission bad = Join(liar);
+  EXPECT_EQ(bad.plan.action, CatchUpPlan::Action::kSnapshot);
+  EXPECT_NE(bad.plan.reason.find("digest at seq 3"), std::string::npos) << bad.plan.reason;
+  auto w = Write("INSERT INTO t(v) VALUES ('after')");
+  Poll();
+  Deliver(a);
+  ASSERT_TRUE(w->has_value());
+  EXPECT_EQ((*w)->seq(), 4u);
+  EXPECT_EQ((*w)->epoch(), rep_->GetStatus().epoch);
+}
+
+}  // namespace
+}  // namespace vsc::director
