@@ -1,9 +1,13 @@
 // vsc adm: the operator's command against a running director's admin API, in the manner of
 // ipvsadm: `list` (ipvsadm -L -n, with --stats, --rate, --json), `weight`, `drain`, `remove`,
-// `scheduler`, `persistence`.
+// `scheduler`, `persistence`; for replicated databases `replication` (per replica applied seq,
+// lag, digest, state; queues; log range) and `verify` (a sequenced checksum marker; exit 1
+// unless every replica's content hash agrees).
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/secrets.h"
@@ -20,6 +24,7 @@ struct AdmState {
   bool stats = false, rate = false, as_json = false;
   std::string id, scheduler, netmask = "255.255.255.255";
   uint32_t weight = 0, timeout_s = 0;
+  double verify_timeout_s = 30;
 };
 
 // Sends one request; prints the error and returns nullopt on failure.
@@ -62,6 +67,66 @@ void Post(const AdmState& st, const std::string& target, const nlohmann::json& b
   if (!Call(st, "POST", target, body.dump())) ExitCode() = 1;
 }
 
+void PrintReplication(const nlohmann::json& j) {
+  std::printf("epoch %llu  log %llu..%llu  committed %llu  policy %s\n",
+              static_cast<unsigned long long>(j.value("epoch", 0ull)),
+              static_cast<unsigned long long>(j["log"].value("first_seq", 0ull)),
+              static_cast<unsigned long long>(j["log"].value("last_seq", 0ull)),
+              static_cast<unsigned long long>(j.value("committed_seq", 0ull)),
+              j.value("commit_policy", "").c_str());
+  std::printf("update queue %llu/%llu  request queue %llu/%llu  write port %u  sql port %u\n",
+              static_cast<unsigned long long>(j["update_queue"].value("depth", 0ull)),
+              static_cast<unsigned long long>(j["update_queue"].value("capacity", 0ull)),
+              static_cast<unsigned long long>(j["request_queue"].value("depth", 0ull)),
+              static_cast<unsigned long long>(j["request_queue"].value("capacity", 0ull)),
+              j.value("write_port", 0u), j.value("sql_port", 0u));
+  std::printf("%-12s %-12s %-15s %10s %8s %7s  %-16s %s\n", "ID", "STATE", "REPLICATION",
+              "APPLIED", "LAG", "WINDOW", "DIGEST", "REASON");
+  for (const auto& r : j["replicas"]) {
+    std::string digest = r.value("digest", "");
+    if (digest.size() > 16) digest = digest.substr(0, 16);
+    std::string repl = r.value("replication", "");
+    if (r.value("busy", false)) repl += ",BUSY";
+    std::printf("%-12s %-12s %-15s %10llu %8llu %6.0f%%  %-16s %s\n",
+                r.value("id", "").c_str(), r.value("state", "").c_str(), repl.c_str(),
+                static_cast<unsigned long long>(r.value("applied_seq", 0ull)),
+                static_cast<unsigned long long>(r.value("lag", 0ull)),
+                100.0 * r["window"].value("fill", 0.0), digest.c_str(),
+                r.value("reason", "").c_str());
+  }
+}
+
+// POST /v1/verify, then polls its result until every replica answered or the timeout passed.
+int RunVerify(const AdmState& st) {
+  auto started = Call(st, "POST", "/v1/verify", "{}");
+  if (!started) return 1;
+  const uint64_t seq = (*started).value("seq", 0ull);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(st.verify_timeout_s);
+  nlohmann::json result;
+  for (;;) {
+    auto j = Call(st, "GET", "/v1/verify/" + std::to_string(seq), "");
+    if (!j) return 1;
+    result = *j;
+    if (result.value("complete", false) || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::printf("checksum marker at seq %llu (%.0f ms)\n", static_cast<unsigned long long>(seq),
+              result.value("elapsed_ms", 0.0));
+  for (const auto& r : result["replicas"]) {
+    std::printf("%-12s %-64s %s\n", r.value("id", "").c_str(), r.value("checksum", "").c_str(),
+                r.value("status", "").c_str());
+  }
+  const bool ok = result.value("ok", false);
+  if (!result.value("complete", false)) {
+    std::printf("result: INCOMPLETE (not every replica answered within %.0f s)\n",
+                st.verify_timeout_s);
+  } else {
+    std::printf("result: %s\n", ok ? "OK (every replica holds the same content)" : "MISMATCH");
+  }
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 void AddAdmCommand(CLI::App& app) {
@@ -91,6 +156,29 @@ void AddAdmCommand(CLI::App& app) {
                            : director::ListingMode::kTable;
     std::fputs(director::RenderListing(*j, mode).c_str(), stdout);
   });
+
+  auto* repl = adm->add_subcommand("replication",
+                                   "replicated database: per replica applied seq, lag, digest, "
+                                   "state; queue depths; log range");
+  repl->add_flag("--json", st->as_json, "the raw JSON");
+  repl->callback([st] {
+    auto j = Call(*st, "GET", "/v1/replication", "");
+    if (!j) {
+      ExitCode() = 1;
+      return;
+    }
+    if (st->as_json) {
+      std::printf("%s\n", j->dump(2).c_str());
+      return;
+    }
+    PrintReplication(*j);
+  });
+
+  auto* verify = adm->add_subcommand(
+      "verify", "checksum every replica at one sequenced point; exit 1 on a mismatch");
+  verify->add_option("--timeout", st->verify_timeout_s, "seconds to wait for every replica")
+      ->capture_default_str();
+  verify->callback([st] { ExitCode() = RunVerify(*st); });
 
   auto* weight = adm->add_subcommand("weight", "set a real server's weight (0-65535)");
   weight->add_option("id", st->id, "real server id")->required();
