@@ -74,6 +74,13 @@ const nlohmann::json* FindServer(const nlohmann::json& status, int service, cons
 // stats.conns of that server, or 0 when unlisted.
 uint64_t ServerConns(const nlohmann::json& status, int service, const std::string& id);
 
+// GET http://127.0.0.1:port/target with a bearer token; returns (HTTP status, body). Unlike
+// net::HttpRequestSync it ends the connection with a reset (SO_LINGER 0), so polling the admin
+// API hundreds of times leaves no TIME_WAIT sockets behind: those hold ephemeral port numbers
+// that the daemons' port-0 UDP+TCP binding can then clash with (see the integration report).
+Result<std::pair<int, std::string>> AdminHttpGet(uint16_t port, const std::string& target,
+                                                 const std::string& token, Duration timeout);
+
 // Encodes a lookup request.
 std::vector<uint8_t> EncodeLookup(uint64_t request_id, std::span<const uint64_t> ids);
 
@@ -161,6 +168,10 @@ class ClusterTest : public ::testing::Test {
   void StartCluster(const std::function<void(bench::LocalClusterOptions&)>& tweak = {});
 
   nlohmann::json AdminStatus();
+  // State of server `id` as /v1/status lists it ("" when unlisted).
+  std::string State(const std::string& id);
+  // Polls until server `id` is in `state`; fails the test (and returns false) after `timeout`.
+  bool WaitForState(const std::string& id, const std::string& state, Duration timeout);
   std::string Metrics();
   // The value of one series in /metrics (fails the test when absent).
   double Metric(const std::string& series);
@@ -173,8 +184,9 @@ class ClusterTest : public ::testing::Test {
   // indexed like the cluster's servers. Fails the test on a wrong or missing answer.
   std::vector<int> UdpRoundTrips(int n, uint64_t seed);
 
-  // True when a real server's log in `work_dir` says it could not listen (port taken).
-  static bool StartFailedOnPortClash(const std::string& work_dir);
+  // The line of a real server's log in `work_dir` saying it could not listen because the port
+  // was taken, or "" if there is none.
+  static std::string PortClashLine(const std::string& work_dir);
 
   std::unique_ptr<bench::LocalCluster> cluster_;
   std::string work_dir_;
