@@ -58,6 +58,14 @@ Status LookupService::Start(const asio::ip::address_v4& address, uint16_t lookup
   return Status::Ok();
 }
 
+Status LookupService::ReopenReader(const std::string& path) {
+  reader_.reset();
+  auto r = store::ResourceReader::Open(path);
+  if (!r.ok()) return r.status().Annotate("reopening the resource database");
+  reader_.emplace(std::move(r).value());
+  return Status::Ok();
+}
+
 void LookupService::Stop() {
   if (udp_) udp_->Stop();
   if (tcp_) tcp_->Stop();
@@ -76,7 +84,8 @@ size_t LookupService::Answer(std::span<const uint8_t> request, std::span<uint8_t
   }
   uint64_t ids[proto::kMaxLookupIds];
   for (size_t i = 0; i < req->count(); ++i) ids[i] = req->id(i);
-  Status s = reader_.Lookup(std::span<const uint64_t>(ids, req->count()), results_);
+  Status s = reader_ ? reader_->Lookup(std::span<const uint64_t>(ids, req->count()), results_)
+                     : Unavailable("the database is being replaced by a snapshot");
   counters_.requests.Add();
   if (!s.ok()) {
     counters_.errors.Add();
@@ -101,7 +110,7 @@ void LookupService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch&
   load_.Begin(static_cast<uint32_t>(in.size()));
   // One read snapshot for the whole receive batch: one transaction instead of one per request.
   // Never held across a wait, so writers and checkpoints are not held back.
-  const bool batched = in.size() > 1 && reader_.BeginBatch().ok();
+  const bool batched = in.size() > 1 && reader_ && reader_->BeginBatch().ok();
   for (net::Datagram& d : in) {
     std::span<const uint8_t> payload = d.data;
     sockaddr_in reply_to = d.peer;
@@ -126,7 +135,7 @@ void LookupService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch&
     size_t n = Answer(payload, buf);
     if (n > 0) out.Commit(n, reply_to);
   }
-  if (batched) (void)reader_.EndBatch();
+  if (batched) (void)reader_->EndBatch();
   const double micros =
       std::chrono::duration<double, std::micro>(clock_.Now() - start).count() /
       static_cast<double>(in.empty() ? 1 : in.size());
@@ -173,6 +182,7 @@ net::HttpResponse LookupService::HandleHttp(const net::HttpRequest& req) {
   counters_.http_requests.Add();
   net::HttpResponse r;
   const std::string prefix = "/v1/resources/";
+  if (req.path == "/v1/snapshot" && snapshot_handler_) return snapshot_handler_(req);
   if (req.method != "GET") {
     r.status = 405;
     r.body = json{{"error", "only GET is served here"}}.dump() + "\n";
@@ -194,7 +204,8 @@ net::HttpResponse LookupService::HandleHttp(const net::HttpRequest& req) {
     r.body = json{{"error", ids.status().message()}}.dump() + "\n";
     return r;
   }
-  Status s = reader_.Lookup(*ids, results_);
+  Status s = reader_ ? reader_->Lookup(*ids, results_)
+                     : Unavailable("the database is being replaced by a snapshot");
   counters_.requests.Add();
   if (!s.ok()) {
     counters_.errors.Add();

@@ -1,15 +1,20 @@
 // LookupService: the resource lookup service of a real server on one worker (DESIGN §10), over
 // UDP (plain requests, and requests forwarded by the director with a forward header: the answer
 // goes straight to the client named there), TCP (length-framed) and HTTP
-// (`GET /v1/resources/ID[,ID...]`, JSON). Each worker owns its own SQLite read connection and
-// its own SO_REUSEPORT sockets.
+// (`GET /v1/resources/ID[,ID...]`, JSON; `GET /v1/snapshot` when a snapshot handler is set).
+// Each worker owns its own SQLite read connection and its own SO_REUSEPORT sockets. While a
+// snapshot is installed the reader is closed (CloseReader) and lookups are answered with status
+// internal until ReopenReader.
 //
 // Thread: one worker; every method runs on that worker's io_context (Start before it runs).
 #pragma once
 
 #include <asio.hpp>
 
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "common/clock.h"
@@ -36,7 +41,9 @@ struct ServiceCounters {
 
 class LookupService {
  public:
-  LookupService(asio::io_context& io, const Clock& clock, store::ResourceReader reader,
+  // `reader` may be empty (a new server whose database has no resources table yet): lookups are
+  // then answered with status internal until ReopenReader succeeds.
+  LookupService(asio::io_context& io, const Clock& clock, std::optional<store::ResourceReader> reader,
                 LoadTracker& load, std::vector<uint32_t> trusted_forwarders)
       : io_(io),
         clock_(clock),
@@ -48,6 +55,12 @@ class LookupService {
   // others pass the ports it got).
   Status Start(const asio::ip::address_v4& address, uint16_t lookup_port, uint16_t http_port);
   void Stop();
+  // Serves `GET /v1/snapshot` with `handler` (set before Start).
+  void SetSnapshotHandler(std::function<net::HttpResponse(const net::HttpRequest&)> handler) {
+    snapshot_handler_ = std::move(handler);
+  }
+  void CloseReader() { reader_.reset(); }
+  Status ReopenReader(const std::string& path);
   uint16_t lookup_port() const { return udp_ ? udp_->local_port() : 0; }
   uint16_t http_port() const { return http_ ? http_->local_port() : 0; }
   const ServiceCounters& counters() const { return counters_; }
@@ -62,7 +75,8 @@ class LookupService {
 
   asio::io_context& io_;
   const Clock& clock_;
-  store::ResourceReader reader_;
+  std::optional<store::ResourceReader> reader_;
+  std::function<net::HttpResponse(const net::HttpRequest&)> snapshot_handler_;
   LoadTracker& load_;
   std::vector<uint32_t> trusted_;  // host order
   std::vector<store::LookupResult> results_;

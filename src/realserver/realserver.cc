@@ -2,11 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <future>
 #include <sstream>
 
 #include "common/ready_file.h"
 #include "common/signals.h"
 #include "net/endpoint.h"
+#include "realserver/replication_wire.h"
+#include "realserver/snapshot.h"
 
 namespace vsc::realserver {
 namespace {
@@ -38,6 +41,11 @@ Status ValidateConfig(const RealServerConfig& c) {
     return d.status().Annotate("director");
   }
   if (auto t = ParseAddressList(c.trusted_forwarders); !t.ok()) return t.status();
+  if (c.synchronous != "NORMAL" && c.synchronous != "FULL") {
+    return InvalidArgument("synchronous must be NORMAL or FULL, not '" + c.synchronous + "'");
+  }
+  if (c.apply_batch == 0) return InvalidArgument("apply_batch must be at least 1");
+  if (c.snapshot_timeout_ms == 0) return InvalidArgument("snapshot_timeout_ms must be at least 1");
   return Status::Ok();
 }
 
@@ -52,20 +60,55 @@ Status RealServer::Start() {
   VSC_ASSIGN_OR_RETURN(auto trusted, ParseAddressList(config_.trusted_forwarders));
   if (trusted.empty()) trusted.push_back(director.address().to_v4().to_uint());
 
+  // The replica first: it is the database's one writer and creates the replication state.
+  ReplicaOptions ro;
+  ro.path = config_.db;
+  ro.store.synchronous = config_.synchronous;
+  ro.max_batch = config_.apply_batch;
+  ro.snapshot_token = SnapshotToken(key_);
+  ro.snapshot_timeout = std::chrono::milliseconds(config_.snapshot_timeout_ms);
+  ReplicaHooks hooks;
+  hooks.on_ack = [this](uint64_t session, proto::ReplicaAck ack) {
+    proto::Message m;
+    *m.mutable_replica_ack() = std::move(ack);
+    agent_->Send(session, std::move(m));
+  };
+  hooks.close_readers = [this] { CloseReaders(); };
+  hooks.reopen_readers = [this] { ReopenReaders(); };
+  VSC_ASSIGN_OR_RETURN(replica_, Replica::Open(ro, std::move(hooks)));
+
   const auto address = asio::ip::make_address_v4(config_.listen);
   uint16_t lookup_port = config_.lookup_port;
   uint16_t http_port = config_.http_port;
+  uint16_t sql_port = config_.sql_port;
+  const std::string token = SnapshotToken(key_);
   for (size_t i = 0; i < pool_.size(); ++i) {
-    auto reader = store::ResourceReader::Open(config_.db);
-    if (!reader.ok()) return reader.status().Annotate("opening the resource database");
+    std::optional<store::ResourceReader> reader;
+    auto opened = store::ResourceReader::Open(config_.db);
+    if (opened.ok()) {
+      reader.emplace(std::move(opened).value());
+    } else if (opened.status().code() == Code::kInvalidArgument) {
+      // A new server with an empty database: it serves lookups once a snapshot brought the data.
+      if (i == 0) spdlog::warn("{}; lookups fail until a snapshot installs the data", opened.status().message());
+    } else {
+      return opened.status().Annotate("opening the resource database");
+    }
     services_.push_back(std::make_unique<LookupService>(pool_.context(i), clock_,
-                                                        std::move(reader).value(), load_, trusted));
+                                                        std::move(reader), load_, trusted));
+    const std::string path = config_.db;
+    services_.back()->SetSnapshotHandler(
+        [path, token](const net::HttpRequest& r) { return ServeSnapshot(r, path, token); });
     VSC_RETURN_IF_ERROR(services_.back()->Start(address, lookup_port, http_port));
     lookup_port = services_.back()->lookup_port();
     http_port = services_.back()->http_port();
+    sql_services_.push_back(std::make_unique<SqlService>(pool_.context(i), config_.id, key_, trusted,
+                                                         config_.db, clock_.WallMicros()));
+    VSC_RETURN_IF_ERROR(sql_services_.back()->Start(address, sql_port));
+    sql_port = sql_services_.back()->port();
   }
   lookup_port_ = lookup_port;
   http_port_ = http_port;
+  sql_port_ = sql_port;
 
   AgentOptions options;
   options.id = config_.id;
@@ -82,32 +125,97 @@ Status RealServer::Start() {
   add("lookup-udp", lookup_port_);
   add("lookup-tcp", lookup_port_);
   add("http", http_port_);
-  options.capabilities = {"lookup"};
+  add("sql-udp", sql_port_);
+  options.capabilities = {"lookup", "sql"};
+  Replica* replica = replica_.get();
+  options.position = [replica] { return replica->position(); };
+  options.on_replicate = [this](uint64_t session, proto::Replicate message) {
+    if (session == install_session_) return;  // a snapshot replaces this stream
+    replica_->Submit(session, std::move(message));
+  };
+  options.on_install_snapshot = [this](uint64_t session, const proto::InstallSnapshot& in) {
+    install_session_ = session;
+    SnapshotSource src{in.peer_id(), in.host(), static_cast<uint16_t>(in.http_port()), in.reason()};
+    replica_->InstallSnapshot(std::move(src), [this, session, peer = in.peer_id()](Status s) {
+      if (!s.ok()) {
+        proto::Message m;
+        *m.mutable_replica_ack() = MakeAck({}, {}, "snapshot from " + peer + " failed: " + s.message());
+        const ReplicaPosition p = replica_->position();
+        m.mutable_replica_ack()->set_applied_seq(p.applied_seq);
+        m.mutable_replica_ack()->set_digest(DigestBytes(p.digest));
+        agent_->Send(session, std::move(m));
+      }
+      // Register again either way, so the director sees the position as it now is.
+      agent_->CloseSession(session);
+    });
+  };
+  options.on_session_lost = [replica] { replica->DropPending(); };
   agent_ = std::make_unique<Agent>(control_io_, options, key_, clock_, load_);
   control_guard_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
       control_io_.get_executor());
-  agent_->Start();
   pool_.Start();
   control_thread_ = std::thread([this] { control_io_.run(); });
+  // Register only once the replica knows its position (a fresh one checksums its content).
+  replica_->Start([this] { asio::post(control_io_, [this] { agent_->Start(); }); });
   started_ = true;
   if (!config_.ready_file.empty()) {
     VSC_RETURN_IF_ERROR(WriteReadyFile(config_.ready_file,
                                        {{"lookup_port", std::to_string(lookup_port_)},
-                                        {"http_port", std::to_string(http_port_)}}));
+                                        {"http_port", std::to_string(http_port_)},
+                                        {"sql_port", std::to_string(sql_port_)}}));
   }
-  spdlog::info("real server {} up: lookup {}:{} (udp, tcp), http {}:{}, db {}, director {}",
-               config_.id, config_.listen, lookup_port_, config_.listen, http_port_, config_.db,
-               config_.director);
+  spdlog::info(
+      "real server {} up: lookup {}:{} (udp, tcp), http {}:{}, sql {}:{} (udp), db {} at seq {}, "
+      "director {}",
+      config_.id, config_.listen, lookup_port_, config_.listen, http_port_, config_.listen,
+      sql_port_, config_.db, replica_->applied_seq(), config_.director);
   return Status::Ok();
+}
+
+void RealServer::OnEveryWorker(const std::function<void(size_t)>& f) {
+  std::vector<std::future<void>> done;
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    auto p = std::make_shared<std::promise<void>>();
+    done.push_back(p->get_future());
+    pool_.Post(i, [f, i, p] {
+      f(i);
+      p->set_value();
+    });
+  }
+  for (auto& d : done) d.wait();
+}
+
+void RealServer::CloseReaders() {
+  OnEveryWorker([this](size_t i) {
+    services_[i]->CloseReader();
+    sql_services_[i]->CloseReader();
+  });
+}
+
+void RealServer::ReopenReaders() {
+  OnEveryWorker([this](size_t i) {
+    if (Status s = services_[i]->ReopenReader(config_.db); !s.ok()) {
+      spdlog::error("worker {}: {}", i, s.ToString());
+    }
+    if (Status s = sql_services_[i]->ReopenReader(); !s.ok()) {
+      spdlog::error("worker {}: {}", i, s.ToString());
+    }
+  });
 }
 
 void RealServer::Stop() {
   if (!started_) return;
   started_ = false;
   agent_->Stop();
+  // Before the workers stop: an install in progress waits for them to close their readers.
+  replica_->Stop();
   for (size_t i = 0; i < pool_.size(); ++i) {
     LookupService* s = services_[i].get();
-    pool_.Post(i, [s] { s->Stop(); });
+    SqlService* q = sql_services_[i].get();
+    pool_.Post(i, [s, q] {
+      s->Stop();
+      q->Stop();
+    });
   }
   control_guard_.reset();
   control_io_.stop();

@@ -1,8 +1,10 @@
-// RealServer: the composition of a real server (DESIGN §2): the agent on its own control thread,
-// and one LookupService per worker thread, each with its own SQLite read connection.
+// RealServer: the composition of a real server (DESIGN §2, §7): the agent on its own control
+// thread, the replica (the database's one writer) on its applier thread, and per worker thread
+// one LookupService and one SqlService, each with its own SQLite read connection.
 //
-// Lifecycle: construct → Start() (opens the database, binds, registers in the background) →
-// Stop() (graceful leave, stop serving, join). Start/Stop from one thread.
+// Lifecycle: construct → Start() (opens the database as a replica, binds, then registers in
+// the background once the replica is ready) → Stop() (graceful leave, stop applying, stop
+// serving, join). Start/Stop from one thread.
 #pragma once
 
 #include <asio.hpp>
@@ -19,6 +21,8 @@
 #include "realserver/load_monitor.h"
 #include "realserver/lookup_service.h"
 #include "realserver/realserver_config.h"
+#include "realserver/replica.h"
+#include "realserver/sql_service.h"
 
 namespace vsc::realserver {
 
@@ -33,21 +37,32 @@ class RealServer {
 
   uint16_t lookup_port() const { return lookup_port_; }
   uint16_t http_port() const { return http_port_; }
+  uint16_t sql_port() const { return sql_port_; }
+  Replica* replica() { return replica_.get(); }
   bool registered() const { return agent_ && agent_->registered(); }
 
  private:
+  // Runs f(i) on every worker i and returns once all have run it.
+  void OnEveryWorker(const std::function<void(size_t)>& f);
+  void CloseReaders();
+  void ReopenReaders();
+
   RealServerConfig config_;
   proto::ClusterKey key_;
   const Clock& clock_;
   LoadTracker load_;
   net::WorkerPool pool_;
   std::vector<std::unique_ptr<LookupService>> services_;
+  std::vector<std::unique_ptr<SqlService>> sql_services_;
+  std::unique_ptr<Replica> replica_;
+  uint64_t install_session_ = 0;  // agent thread: the session whose stream a snapshot replaces
   asio::io_context control_io_;
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> control_guard_;
   std::thread control_thread_;
   std::unique_ptr<Agent> agent_;
   uint16_t lookup_port_ = 0;
   uint16_t http_port_ = 0;
+  uint16_t sql_port_ = 0;
   bool started_ = false;
 };
 

@@ -7,8 +7,19 @@ void RealServerConfig::Bind(ConfigTable& t) {
   t.Bind("director", &director, "director control address host:port");
   t.Bind("listen", &listen, "IPv4 address the services bind and register");
   t.Bind("lookup_port", &lookup_port, "lookup service port, UDP and TCP (0 = any free port)");
-  t.Bind("http_port", &http_port, "HTTP lookups and /metrics port (0 = any free port)");
-  t.Bind("db", &db, "resource database file (SQLite, built by vsc loaddb)");
+  t.Bind("http_port", &http_port,
+         "HTTP port: lookups, and GET /v1/snapshot for peers (0 = any free port)");
+  t.Bind("sql_port", &sql_port, "SQL read port, UDP, registered as sql-udp (0 = any free port)");
+  t.Bind("db", &db,
+         "resource database file (SQLite, built by vsc loaddb); this server's replica, written "
+         "only by replication");
+  t.Bind("synchronous", &synchronous,
+         "replica writer's PRAGMA synchronous: NORMAL (WAL, durable at checkpoint) or FULL "
+         "(durable at every commit)");
+  t.Bind("apply_batch", &apply_batch,
+         "replicated entries applied in one transaction at most (everything queued, up to this)");
+  t.Bind("snapshot_timeout_ms", &snapshot_timeout_ms,
+         "snapshot fetch from a peer: bound on the connect and on each stalled read");
   t.Bind("weight", &weight, "scheduling weight registered with the director (0-65535)");
   t.Bind("workers", &workers, "service threads");
   t.Bind("key_file", &key_file, "cluster key file (mode 0600); else $VSC_CLUSTER_KEY");

@@ -14,8 +14,12 @@ struct RealServerConfig {
   std::string director = "127.0.0.1:7100";  // director control address host:port
   std::string listen = "127.0.0.1";    // address the services bind and register
   uint16_t lookup_port = 0;            // lookup service, UDP and TCP (0 = any free port)
-  uint16_t http_port = 0;              // HTTP lookups and /metrics (0 = any free port)
-  std::string db = "resources.db";     // resource database (SQLite)
+  uint16_t http_port = 0;              // HTTP lookups, /v1/snapshot (0 = any free port)
+  uint16_t sql_port = 0;               // SQL reads over UDP, "sql-udp" (0 = any free port)
+  std::string db = "resources.db";     // resource database (SQLite), this server's replica
+  std::string synchronous = "NORMAL";  // replica writer: NORMAL (durable at checkpoint) or FULL
+  uint32_t apply_batch = 4096;         // replicated entries applied per transaction at most
+  uint32_t snapshot_timeout_ms = 30000;  // snapshot fetch: connect and per-read stall bound
   uint32_t weight = 1;
   uint32_t workers = 1;                // service threads
   std::string key_file;                // cluster key file (else env VSC_CLUSTER_KEY)

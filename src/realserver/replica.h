@@ -1,0 +1,129 @@
+// Replica: the real server's copy of the replicated database (DESIGN §7) and the one thread that
+// writes it. Replicate messages from the agent's io thread are queued here; the replica thread
+// takes everything that has arrived (up to max_batch entries) and applies it with one
+// Applier::Apply call (one SQLite transaction that also stores applied_seq and the digest), then
+// hands a ReplicaAck to `on_ack`. SQLite writes block, so they never run on the io thread.
+//
+// The same thread installs snapshots: fetch from the peer into a temp file, verify it, close the
+// writer, have every reader closed (`close_readers`, which blocks until the workers did it),
+// rename the copy over the database, reopen the writer and the readers.
+//
+// Threads: Submit, DropPending, InstallSnapshot and status() from any thread; the callbacks run
+// on the replica thread. Lifecycle: Open → Start (the thread) → Stop (joins; queued work is
+// dropped). A replica whose store failed (an install that could not reopen the database) answers
+// every batch with an error ack and keeps its last published state.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "proto/control.pb.h"
+#include "replication/applier.h"
+#include "replication/replica_store.h"
+
+namespace vsc::realserver {
+
+// What the agent reports in Register and heartbeats.
+struct ReplicaPosition {
+  uint64_t epoch = 0;
+  uint64_t applied_seq = 0;
+  replication::Digest digest{};
+  // Logical checksum of the content, computed while applied_seq == 0 (empty otherwise).
+  std::string content_checksum;
+  bool healthy = true;  // false once the store could not be reopened
+};
+
+struct SnapshotSource {
+  std::string peer_id;
+  std::string host;
+  uint16_t port = 0;
+  std::string reason;
+};
+
+struct ReplicaHooks {
+  // An ack for the batch submitted under `session`. Runs on the replica thread.
+  std::function<void(uint64_t session, proto::ReplicaAck ack)> on_ack;
+  // Close every reader of the database file in this process; returns once all are closed.
+  std::function<void()> close_readers;
+  // Reopen them (after an install, or after a failed one on the old file).
+  std::function<void()> reopen_readers;
+};
+
+struct ReplicaOptions {
+  std::string path;
+  replication::ReplicaOptions store;
+  size_t max_batch = 4096;            // entries per Apply (one transaction)
+  std::string snapshot_token;         // bearer token for the peer's GET /v1/snapshot
+  Duration snapshot_timeout = std::chrono::seconds(30);  // connect and per-read stall bound
+};
+
+class Replica {
+ public:
+  // Opens the database as a replica (the writer connection) on the calling thread. Fails like
+  // OpenSqliteExecutor / Applier::Create.
+  static Result<std::unique_ptr<Replica>> Open(ReplicaOptions options, ReplicaHooks hooks);
+  ~Replica();
+
+  // Starts the thread. It first computes the content checksum when applied_seq is 0 (a full
+  // scan, cached in <db>.vsc-checksum keyed by the database and WAL files' identity, size and
+  // mtime), then calls `on_ready` (on the replica thread) so the agent can register.
+  void Start(std::function<void()> on_ready);
+  void Stop();
+
+  // Queues the entries of one Replicate message received on `session`. An entry this build
+  // cannot decode is answered with an error ack.
+  void Submit(uint64_t session, proto::Replicate message);
+  // Drops queued entries not yet applied (the session they came on is gone).
+  void DropPending();
+  // Fetches and installs a snapshot; `done` runs on the replica thread with the outcome. Entries
+  // queued before it are dropped: they belong to the stream the snapshot replaces.
+  void InstallSnapshot(SnapshotSource source, std::function<void(Status)> done);
+
+  ReplicaPosition position() const;
+  uint64_t applied_seq() const { return applied_seq_.load(std::memory_order_acquire); }
+  const std::string& path() const { return options_.path; }
+
+ private:
+  struct Batch {
+    uint64_t session;
+    proto::Replicate message;
+  };
+  struct Install {
+    SnapshotSource source;
+    std::function<void(Status)> done;
+  };
+  using Work = std::variant<Batch, Install>;
+
+  Replica(ReplicaOptions options, ReplicaHooks hooks, std::unique_ptr<replication::Applier> applier);
+  void Run(std::function<void()> on_ready);
+  void ApplyBatches(std::vector<Batch>& batches);
+  Status DoInstall(const SnapshotSource& source);
+  Status ReopenApplier();
+  void Publish();
+
+  ReplicaOptions options_;
+  ReplicaHooks hooks_;
+  std::unique_ptr<replication::Applier> applier_;  // replica thread only (null when broken)
+  std::string broken_;                             // replica thread only: why applier_ is null
+
+  mutable std::mutex mu_;  // guards queue_, stopping_, position_
+  std::condition_variable cv_;
+  std::deque<Work> queue_;
+  bool stopping_ = false;
+  ReplicaPosition position_;
+
+  std::atomic<uint64_t> applied_seq_{0};
+  std::thread thread_;
+};
+
+}  // namespace vsc::realserver

@@ -1,0 +1,74 @@
+// Snapshots between replicas (DESIGN §7 catch-up): a real server serves a consistent copy of its
+// replica database on its HTTP port (`GET /v1/snapshot`), and fetches one from a peer when the
+// director sends InstallSnapshot.
+//
+// Authentication: `Authorization: Bearer <token>` where token = hex(HMAC-SHA256(cluster key,
+// "vsc-snapshot-v1")). Every holder of the cluster key can compute it; see docs/operations.md
+// "Snapshots" for what that does and does not protect.
+//
+// The answer carries the copy's replica state in headers (X-Vsc-Epoch, X-Vsc-Applied-Seq,
+// X-Vsc-Digest, hex), and the fetcher checks the file it received holds exactly that state.
+//
+// Threads: ServeSnapshot runs on the HTTP worker that received the request (it blocks it while
+// SQLite's backup copies the file); FetchSnapshot blocks its caller (the replica thread).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "net/http_parser.h"
+#include "net/http_response.h"
+#include "proto/cluster_key.h"
+#include "replication/executor.h"
+
+namespace vsc::realserver {
+
+inline constexpr char kSnapshotPath[] = "/v1/snapshot";
+inline constexpr char kSnapshotTokenLabel[] = "vsc-snapshot-v1";
+
+// Hex HMAC-SHA256(key, "vsc-snapshot-v1"): 64 lowercase hex digits.
+std::string SnapshotToken(const proto::ClusterKey& key);
+
+// True when the request carries "Authorization: Bearer <token>" (compared in constant time).
+bool HasBearerToken(const net::HttpRequest& request, std::string_view token);
+
+// Answers GET /v1/snapshot: 401 without the token, 405 for other methods, 500 when the copy
+// fails, else 200 with the database file as the body and its state in the X-Vsc-* headers.
+// The copy is made with replication::Snapshot into a temporary file next to `db_path`, which
+// is removed before returning.
+net::HttpResponse ServeSnapshot(const net::HttpRequest& request, const std::string& db_path,
+                                std::string_view token);
+
+// What the head of a snapshot answer says.
+struct SnapshotHead {
+  int status = 0;
+  uint64_t content_length = 0;
+  replication::ReplicaState state;
+  std::string digest_hex;
+};
+
+// Parses the status line and headers (everything up to and including the blank line). Pure.
+// DataLoss for a malformed head, a non-200 status (the error names it), a missing
+// Content-Length or missing/invalid X-Vsc-* headers.
+Result<SnapshotHead> ParseSnapshotHead(std::string_view head);
+
+// Opens a database file read-only and checks it: PRAGMA quick_check says ok, and its replica
+// state (table _vsc_replica) is readable. DataLoss otherwise.
+Result<replication::ReplicaState> InspectSnapshot(const std::string& path);
+
+// Fetches http://host:port/v1/snapshot into `out_path` (created or replaced), streaming the
+// body to disk, and checks the length, the file (InspectSnapshot) and that its state equals the
+// one announced in the headers. `timeout` bounds the connect and each read or write.
+// Unavailable when the peer cannot be reached or stalls, DataLoss for a bad answer or file,
+// Unauthenticated on 401.
+Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_t port,
+                                                std::string_view token,
+                                                const std::string& out_path, Duration timeout);
+
+// Removes `path` and its SQLite side files (-wal, -shm, -journal) if present.
+void RemoveDatabaseFiles(const std::string& path);
+
+}  // namespace vsc::realserver

@@ -1,0 +1,57 @@
+// SqlReader: runs the SQL reads a real server answers (DESIGN §7 read path) on one worker's
+// read-only connection to the replica database. Each request runs in its own read transaction
+// (a WAL snapshot), which also reads the replica's applied_seq, so the position reported and
+// the min_seq check describe exactly the data the query saw.
+//
+// Refused, each with a message saying what to do instead: statements that can change the
+// database (sqlite3_stmt_readonly), statements that return no columns (BEGIN, COMMIT...), more
+// than one statement, a parameter count that does not match, a query that runs longer than the
+// step budget, and a result that does not fit one datagram (ReadResponseBuilder).
+//
+// Thread: one worker. Move-only. Open fails like store::Database::Open.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "proto/control.pb.h"
+#include "realserver/read_response_builder.h"
+#include "store/database.h"
+
+namespace vsc::realserver {
+
+struct SqlReaderOptions {
+  // SQLite VM steps a read may take before it is interrupted (about a second of CPU here), so
+  // one query cannot stall a worker's lookups indefinitely.
+  uint64_t max_vm_steps = 200'000'000;
+  size_t max_datagram = kMaxSqlDatagram;
+};
+
+class SqlReader {
+ public:
+  static Result<SqlReader> Open(const std::string& path, SqlReaderOptions options = {});
+
+  SqlReader(SqlReader&&) noexcept;
+  SqlReader& operator=(SqlReader&&) noexcept;
+  ~SqlReader();
+
+  // Answers one request; never fails (errors are ok=false answers). `sender_bytes`: the length
+  // of the envelope sender the answer will be sealed with (the size limit includes it).
+  proto::ReadResponse Run(const proto::ReadRequest& request, const std::string& replica_id,
+                          size_t sender_bytes);
+
+  // The replica's applied_seq as the database holds it now (0 before the first entry).
+  Result<uint64_t> AppliedSeq();
+
+ private:
+  struct Impl;
+  explicit SqlReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// True when `bytes` is valid UTF-8 (proto3 string fields must be; SQLite does not check TEXT).
+bool IsValidUtf8(std::string_view bytes);
+
+}  // namespace vsc::realserver

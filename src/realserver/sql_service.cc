@@ -1,0 +1,111 @@
+#include "realserver/sql_service.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+
+#include "proto/lookup_codec.h"
+#include "realserver/read_response_builder.h"
+
+namespace vsc::realserver {
+
+SqlService::SqlService(asio::io_context& io, std::string replica_id, const proto::ClusterKey& key,
+                       std::vector<uint32_t> trusted_forwarders, std::string db_path,
+                       int64_t counter_start)
+    : io_(io),
+      replica_id_(std::move(replica_id)),
+      codec_(key),
+      counter_(counter_start),
+      trusted_(std::move(trusted_forwarders)),
+      db_path_(std::move(db_path)) {}
+
+Status SqlService::Start(const asio::ip::address_v4& address, uint16_t port) {
+  VSC_RETURN_IF_ERROR(ReopenReader());
+  net::UdpBatchOptions options;
+  options.reuse_port = true;
+  options.batch = 16;
+  options.max_datagram = 64 * 1024;
+  VSC_ASSIGN_OR_RETURN(udp_, net::UdpBatchSocket::Bind(io_, {address, port}, options));
+  udp_->Start([this](std::span<net::Datagram> in, net::SendBatch& out) { HandleDatagrams(in, out); });
+  return Status::Ok();
+}
+
+void SqlService::Stop() {
+  if (udp_) udp_->Stop();
+}
+
+void SqlService::CloseReader() { reader_.reset(); }
+
+Status SqlService::ReopenReader() {
+  reader_.reset();
+  auto r = SqlReader::Open(db_path_);
+  if (!r.ok()) return r.status().Annotate("opening the SQL read connection");
+  reader_.emplace(std::move(r).value());
+  return Status::Ok();
+}
+
+bool SqlService::Trusted(uint32_t ip) const {
+  return std::find(trusted_.begin(), trusted_.end(), ip) != trusted_.end();
+}
+
+void SqlService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& out) {
+  for (net::Datagram& d : in) {
+    std::span<const uint8_t> payload = d.data;
+    sockaddr_in reply_to = d.peer;
+    if (proto::HasForwardHeader(payload)) {
+      auto header = proto::DecodeForwardHeader(payload);
+      if (!header.ok()) {
+        counters_.dropped_malformed.Add();
+        continue;
+      }
+      // Only the director may name another address to answer (no reflection through us).
+      if (!Trusted(ntohl(d.peer.sin_addr.s_addr))) {
+        counters_.dropped_untrusted.Add();
+        continue;
+      }
+      counters_.forwarded.Add();
+      reply_to.sin_addr.s_addr = htonl(header->client_ip);
+      reply_to.sin_port = htons(header->client_port);
+      payload = payload.subspan(proto::kForwardHeaderSize);
+    }
+    auto opened = codec_.Open(payload);
+    if (!opened.ok()) {
+      if (opened.status().code() == Code::kUnauthenticated) {
+        counters_.dropped_unauthenticated.Add();
+      } else {
+        counters_.dropped_malformed.Add();
+      }
+      continue;
+    }
+    if (!opened->message.has_read_request()) {
+      counters_.dropped_malformed.Add();
+      continue;
+    }
+    const proto::ReadRequest& req = opened->message.read_request();
+    proto::Message m;
+    if (reader_) {
+      *m.mutable_read_response() = reader_->Run(req, replica_id_, replica_id_.size());
+    } else {
+      *m.mutable_read_response() = ReadResponseBuilder::Error(
+          req.request_id(), 0, replica_id_,
+          "replica is installing a snapshot; retry in a moment or read from another replica");
+    }
+    counters_.requests.Add();
+    if (!m.read_response().ok()) counters_.refused.Add();
+    auto sealed = codec_.TrySeal(replica_id_, counter_.Next(), m);
+    if (!sealed.ok() || sealed->size() > kMaxSqlDatagram) {
+      // The builder bounds the answer, so this is a bug; answer with the error, not silence.
+      proto::Message e;
+      *e.mutable_read_response() = ReadResponseBuilder::Error(
+          req.request_id(), m.read_response().applied_seq(), replica_id_,
+          "internal error: the answer could not be encoded within one datagram");
+      sealed = codec_.TrySeal(replica_id_, counter_.Next(), e);
+      if (!sealed.ok()) continue;
+    }
+    std::span<uint8_t> buf = out.Prepare(sealed->size());
+    std::copy(sealed->begin(), sealed->end(), buf.begin());
+    out.Commit(sealed->size(), reply_to);
+  }
+}
+
+}  // namespace vsc::realserver
