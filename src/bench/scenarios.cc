@@ -3,16 +3,20 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -38,13 +42,22 @@ std::string Pct(double v) { return fmt::format("{:.1f} %", v); }
 
 // What the director's UDP data path does, without the framework: recvmmsg a batch, validate each
 // request, prepend the forward header naming the client, pick the next real server round-robin,
-// sendmmsg. One blocking thread; its CPU is read through its own thread CPU clock, so it can run
-// in this process next to the load generator and still be measured alone.
+// sendmmsg. It runs in a forked child process of one thread, so it competes for the CPU on the
+// same footing as the director process (a thread of the bench process would share that
+// process's threads' fair share with the load generator and starve first on a busy machine), and
+// its CPU is read from /proc like the director's. The forwarded count lives in a shared mapping.
+// Start forks: call it while this process has no other thread. The child dies with the parent
+// (PR_SET_PDEATHSIG) and is killed and reaped by the destructor.
 class BareForwarder {
  public:
   static Result<std::unique_ptr<BareForwarder>> Start(std::vector<sockaddr_in> servers) {
     if (servers.empty()) return InvalidArgument("the bare forwarder needs a real server");
     std::unique_ptr<BareForwarder> f(new BareForwarder(std::move(servers)));
+    void* shared = ::mmap(nullptr, sizeof(std::atomic<uint64_t>), PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) return ErrnoStatus("mmap", errno);
+    f->forwarded_ = new (shared) std::atomic<uint64_t>(0);
+    static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared between processes");
     f->fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (f->fd_ < 0) return ErrnoStatus("socket", errno);
     // Same buffers as the director's sockets (net::UdpBatchOptions).
@@ -55,9 +68,6 @@ class BareForwarder {
     if (::setsockopt(f->fd_, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) != 0) {
       ::setsockopt(f->fd_, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
     }
-    // Wakes the blocking receive now and then so Stop() is noticed.
-    timeval tv{0, 50'000};
-    ::setsockopt(f->fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -67,36 +77,39 @@ class BareForwarder {
     socklen_t len = sizeof addr;
     ::getsockname(f->fd_, reinterpret_cast<sockaddr*>(&addr), &len);
     f->port_ = ntohs(addr.sin_port);
-    f->thread_ = std::thread([p = f.get()] { p->Run(); });
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) return ErrnoStatus("fork", errno);
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(0);  // the parent died before prctl
+      f->Run();                               // never returns
+    }
+    f->pid_ = pid;
+    ::close(f->fd_);  // the child's copy serves
+    f->fd_ = -1;
     return f;
   }
 
   ~BareForwarder() {
-    stop_.store(true);
-    if (thread_.joinable()) thread_.join();
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
     if (fd_ >= 0) ::close(fd_);
+    if (forwarded_ != nullptr) ::munmap(forwarded_, sizeof(std::atomic<uint64_t>));
   }
 
   uint16_t port() const { return port_; }
-  uint64_t forwarded() const { return forwarded_.load(std::memory_order_relaxed); }
-
-  // CPU time the forwarding thread has used so far.
-  Result<Duration> CpuTime() {
-    clockid_t cid;
-    if (int rc = pthread_getcpuclockid(thread_.native_handle(), &cid); rc != 0) {
-      return ErrnoStatus("pthread_getcpuclockid", rc);
-    }
-    timespec ts{};
-    if (::clock_gettime(cid, &ts) != 0) return ErrnoStatus("clock_gettime", errno);
-    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-  }
+  pid_t pid() const { return pid_; }
+  uint64_t forwarded() const { return forwarded_->load(std::memory_order_relaxed); }
 
  private:
   static constexpr int kBatch = 64;
   explicit BareForwarder(std::vector<sockaddr_in> servers) : servers_(std::move(servers)) {}
 
-  void Run() {
-    // Per-thread buffers: the loop itself allocates nothing.
+  [[noreturn]] void Run() {
+    // Allocated once: the loop itself allocates nothing.
     auto in_buf =
         std::make_unique<std::array<std::array<uint8_t, proto::kMaxLookupDatagram + 1>, kBatch>>();
     auto out_buf =
@@ -114,10 +127,10 @@ class BareForwarder {
       out[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
     }
     size_t next = 0;
-    while (!stop_.load(std::memory_order_relaxed)) {
+    for (;;) {
       for (auto& m : in) m.msg_hdr.msg_namelen = sizeof(sockaddr_in);
       const int n = ::recvmmsg(fd_, in.data(), kBatch, MSG_WAITFORONE, nullptr);
-      if (n <= 0) continue;  // timeout (to look at stop_) or EINTR
+      if (n <= 0) continue;  // EINTR
       int m = 0;
       for (int i = 0; i < n; ++i) {
         const size_t len = in[i].msg_len;
@@ -141,7 +154,7 @@ class BareForwarder {
           continue;
         }
         sent += k;
-        forwarded_.fetch_add(static_cast<uint64_t>(k), std::memory_order_relaxed);
+        forwarded_->fetch_add(static_cast<uint64_t>(k), std::memory_order_relaxed);
       }
     }
   }
@@ -149,9 +162,8 @@ class BareForwarder {
   std::vector<sockaddr_in> servers_;
   int fd_ = -1;
   uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> forwarded_{0};
-  std::thread thread_;
+  pid_t pid_ = -1;
+  std::atomic<uint64_t>* forwarded_ = nullptr;  // in a MAP_SHARED page, written by the child
 };
 
 // ---- helpers shared by the scenarios ----
@@ -328,81 +340,131 @@ Result<ScenarioReport> RunDirectorCpu(const DirectorCpuOptions& options, const C
   const ScenarioOptions& o = options.common;
   VSC_RETURN_IF_ERROR(Prepare(o, log));
   if (options.rate <= 0) return InvalidArgument("director-cpu needs a fixed rate above 0");
-  log("director-cpu: director + 2 real servers, fixed rate through the director, then through a "
-      "bare forwarder");
+  if (options.rounds < 1 || options.rounds > 100) return InvalidArgument("rounds must be 1 to 100");
+  log(
+      fmt::format("director-cpu: director + 2 real servers; {} round(s) of the same fixed rate "
+                  "through the director, then through a bare forwarder",
+                  options.rounds));
   VSC_ASSIGN_OR_RETURN(auto cluster, StartCluster(ClusterOptions(o, "director-cpu", 2, true), log));
+  std::vector<sockaddr_in> servers;
+  for (int i = 0; i < cluster->size(); ++i) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(cluster->server_lookup_port(i));
+    servers.push_back(a);
+  }
+  // Forked now, while this process has no other thread; idle (blocked) until its phases.
+  VSC_ASSIGN_OR_RETURN(auto bare_fwd, BareForwarder::Start(std::move(servers)));
 
   struct Phase {
-    LookupBenchReport report;
-    uint64_t forwarded = 0;
+    uint64_t forwarded = 0, sent = 0, answered = 0, lost = 0;
     double forwarder_cpu_s = 0, servers_cpu_s = 0, loadgen_cpu_s = 0;
+    double requests_per_s = 0, p50_us = 0, p99_us = 0;  // of the round (worst p99 when summed)
     double us_per_request() const { return forwarded ? forwarder_cpu_s * 1e6 / forwarded : 0; }
     double share_pct() const {
       const double total = forwarder_cpu_s + servers_cpu_s + loadgen_cpu_s;
       return total > 0 ? 100 * forwarder_cpu_s / total : 0;
     }
+    double loss_pct() const { return sent ? 100.0 * lost / sent : 0; }
+    void Add(const Phase& p) {
+      forwarded += p.forwarded;
+      sent += p.sent;
+      answered += p.answered;
+      lost += p.lost;
+      forwarder_cpu_s += p.forwarder_cpu_s;
+      servers_cpu_s += p.servers_cpu_s;
+      loadgen_cpu_s += p.loadgen_cpu_s;
+      p99_us = std::max(p99_us, p.p99_us);
+    }
+    json Json() const {
+      return {{"forwarded", forwarded},
+              {"sent", sent},
+              {"answered", answered},
+              {"lost", lost},
+              {"forwarder_cpu_s", forwarder_cpu_s},
+              {"servers_cpu_s", servers_cpu_s},
+              {"loadgen_cpu_s", loadgen_cpu_s},
+              {"cpu_us_per_request", us_per_request()},
+              {"share_pct", share_pct()},
+              {"requests_per_s", requests_per_s},
+              {"p50_us", p50_us},
+              {"p99_us", p99_us}};
+    }
   };
 
-  // Through the director.
-  Phase vsc;
-  {
-    VSC_ASSIGN_OR_RETURN(double fwd0, DirectorMetric(*cluster, "vsc_datagrams_forwarded_total"));
+  // One phase: the same fixed-rate load to `port`; `forwarder` is the pid whose CPU counts as the
+  // forwarder's and `forwarded` reads its forwarded count.
+  auto run_phase = [&](uint16_t port, pid_t forwarder,
+                       const std::function<Result<uint64_t>()>& forwarded) -> Result<Phase> {
+    Phase ph;
+    VSC_ASSIGN_OR_RETURN(uint64_t n0, forwarded());
     VSC_ASSIGN_OR_RETURN(auto cpu0, SampleCpu(*cluster));
-    VSC_ASSIGN_OR_RETURN(vsc.report,
-                         Drive(BenchOptions(o, cluster->lookup_port(), options.rate), clock, log));
+    VSC_ASSIGN_OR_RETURN(Duration f0, ProcessCpuTime(forwarder));
+    VSC_ASSIGN_OR_RETURN(auto rep, Drive(BenchOptions(o, port, options.rate), clock, log));
     VSC_ASSIGN_OR_RETURN(auto cpu1, SampleCpu(*cluster));
-    VSC_ASSIGN_OR_RETURN(double fwd1, DirectorMetric(*cluster, "vsc_datagrams_forwarded_total"));
+    VSC_ASSIGN_OR_RETURN(Duration f1, ProcessCpuTime(forwarder));
+    VSC_ASSIGN_OR_RETURN(uint64_t n1, forwarded());
     const CpuSample d = cpu1 - cpu0;
-    vsc.forwarded = static_cast<uint64_t>(fwd1 - fwd0);
-    vsc.forwarder_cpu_s = Seconds(d.director);
-    vsc.servers_cpu_s = Seconds(d.ServersTotal());
-    vsc.loadgen_cpu_s = Seconds(d.self);
-  }
+    ph.forwarded = n1 - n0;
+    ph.sent = rep.sent;
+    ph.answered = rep.answered;
+    ph.lost = rep.lost;
+    ph.forwarder_cpu_s = Seconds(f1 - f0);
+    ph.servers_cpu_s = Seconds(d.ServersTotal());
+    ph.loadgen_cpu_s = Seconds(d.self);
+    ph.requests_per_s = rep.requests_per_s;
+    ph.p50_us = rep.p50_us;
+    ph.p99_us = rep.p99_us;
+    return ph;
+  };
+  auto director_forwarded = [&]() -> Result<uint64_t> {
+    VSC_ASSIGN_OR_RETURN(double v, DirectorMetric(*cluster, "vsc_datagrams_forwarded_total"));
+    return static_cast<uint64_t>(v);
+  };
+  auto bare_forwarded = [&]() -> Result<uint64_t> { return bare_fwd->forwarded(); };
 
-  // Through the bare forwarder, to the same real servers.
-  Phase bare;
-  {
-    std::vector<sockaddr_in> servers;
-    for (int i = 0; i < cluster->size(); ++i) {
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      a.sin_port = htons(cluster->server_lookup_port(i));
-      servers.push_back(a);
-    }
-    VSC_ASSIGN_OR_RETURN(auto fwd, BareForwarder::Start(std::move(servers)));
-    VSC_ASSIGN_OR_RETURN(auto cpu0, SampleCpu(*cluster));
-    VSC_ASSIGN_OR_RETURN(Duration t0, fwd->CpuTime());
-    const uint64_t n0 = fwd->forwarded();
-    VSC_ASSIGN_OR_RETURN(bare.report,
-                         Drive(BenchOptions(o, fwd->port(), options.rate), clock, log));
-    VSC_ASSIGN_OR_RETURN(auto cpu1, SampleCpu(*cluster));
-    VSC_ASSIGN_OR_RETURN(Duration t1, fwd->CpuTime());
-    const CpuSample d = cpu1 - cpu0;
-    bare.forwarded = fwd->forwarded() - n0;
-    bare.forwarder_cpu_s = Seconds(t1 - t0);
-    bare.servers_cpu_s = Seconds(d.ServersTotal());
-    // The forwarder thread lives in this process: the load generator is the rest of it.
-    bare.loadgen_cpu_s = Seconds(d.self) - bare.forwarder_cpu_s;
+  // Interleaved rounds: drift in the machine's load (it is shared) hits both sides alike.
+  std::vector<Phase> vsc_rounds, bare_rounds;
+  for (int r = 0; r < options.rounds; ++r) {
+    log(fmt::format("  round {}/{}: through the director", r + 1, options.rounds));
+    VSC_ASSIGN_OR_RETURN(
+        auto v, run_phase(cluster->lookup_port(), cluster->director_pid(), director_forwarded));
+    log(fmt::format("  round {}/{}: through the bare forwarder", r + 1, options.rounds));
+    VSC_ASSIGN_OR_RETURN(auto b, run_phase(bare_fwd->port(), bare_fwd->pid(), bare_forwarded));
+    vsc_rounds.push_back(v);
+    bare_rounds.push_back(b);
   }
+  bare_fwd.reset();
   cluster->Stop();
 
+  Phase vsc, bare;
+  for (const auto& p : vsc_rounds) vsc.Add(p);
+  for (const auto& p : bare_rounds) bare.Add(p);
+  const double window = options.rounds * o.duration_s;
+  vsc.requests_per_s = vsc.answered / window;
+  bare.requests_per_s = bare.answered / window;
+  auto round_list = [](const std::vector<Phase>& ps) {
+    std::string out;
+    for (const auto& p : ps)
+      out += fmt::format("{}{:.1f}", out.empty() ? "" : " ", p.us_per_request());
+    return out;
+  };
   const double ratio = bare.us_per_request() > 0 ? vsc.us_per_request() / bare.us_per_request() : 0;
   std::string t = fmt::format(
-      "director-cpu: 2 real servers, {:.0f} req/s offered for {:.1f} s, {}-{} ids/request, "
-      "{} load-generator workers\n",
-      options.rate, o.duration_s, o.min_ids, o.max_ids, o.concurrency);
+      "director-cpu: 2 real servers, {:.0f} req/s offered, {} round(s) of {:.1f} s per side, "
+      "{}-{} ids/request, {} load-generator workers\n",
+      options.rate, options.rounds, o.duration_s, o.min_ids, o.max_ids, o.concurrency);
   auto row = [&](const std::string& name, const std::string& a, const std::string& b) {
-    t += fmt::format("  {:<30} {:>16} {:>16}\n", name, a, b);
+    t += fmt::format("  {:<32} {:>18} {:>18}\n", name, a, b);
   };
-  row("", "vsc director", "bare forwarder");
+  row("(sums over the rounds)", "vsc director", "bare forwarder");
   row("forwarded requests", std::to_string(vsc.forwarded), std::to_string(bare.forwarded));
-  row("answered/s", fmt::format("{:.0f}", vsc.report.requests_per_s),
-      fmt::format("{:.0f}", bare.report.requests_per_s));
-  row("loss", fmt::format("{:.3f} %", vsc.report.loss_pct),
-      fmt::format("{:.3f} %", bare.report.loss_pct));
-  row("p50 / p99 latency µs", fmt::format("{:.0f} / {:.0f}", vsc.report.p50_us, vsc.report.p99_us),
-      fmt::format("{:.0f} / {:.0f}", bare.report.p50_us, bare.report.p99_us));
+  row("answered/s", fmt::format("{:.0f}", vsc.requests_per_s),
+      fmt::format("{:.0f}", bare.requests_per_s));
+  row("loss", fmt::format("{:.3f} %", vsc.loss_pct()), fmt::format("{:.3f} %", bare.loss_pct()));
+  row("worst round p99 latency µs", fmt::format("{:.0f}", vsc.p99_us),
+      fmt::format("{:.0f}", bare.p99_us));
   row("forwarder CPU s", fmt::format("{:.3f}", vsc.forwarder_cpu_s),
       fmt::format("{:.3f}", bare.forwarder_cpu_s));
   row("real servers CPU s", fmt::format("{:.3f}", vsc.servers_cpu_s),
@@ -411,19 +473,16 @@ Result<ScenarioReport> RunDirectorCpu(const DirectorCpuOptions& options, const C
       fmt::format("{:.3f}", bare.loadgen_cpu_s));
   row("forwarder CPU per request µs", fmt::format("{:.2f}", vsc.us_per_request()),
       fmt::format("{:.2f}", bare.us_per_request()));
+  row("  per round", round_list(vsc_rounds), round_list(bare_rounds));
   row("forwarder share of cluster CPU", Pct(vsc.share_pct()), Pct(bare.share_pct()));
   t += fmt::format("  ratio vsc/bare CPU per request: {:.2f}\n", ratio);
   t += fmt::format("  target <= 4 µs per request: {}; target share < 15 %: {}\n",
                    Verdict(vsc.us_per_request() <= 4), Verdict(vsc.share_pct() < 15));
 
-  auto phase_json = [](const Phase& p) {
-    return json{{"forwarded", p.forwarded},
-                {"forwarder_cpu_s", p.forwarder_cpu_s},
-                {"servers_cpu_s", p.servers_cpu_s},
-                {"loadgen_cpu_s", p.loadgen_cpu_s},
-                {"cpu_us_per_request", p.us_per_request()},
-                {"share_pct", p.share_pct()},
-                {"lookup", ReportJson(p.report)}};
+  auto rounds_json = [](const std::vector<Phase>& ps) {
+    json a = json::array();
+    for (const auto& p : ps) a.push_back(p.Json());
+    return a;
   };
   ScenarioReport r;
   r.name = "director-cpu";
@@ -431,8 +490,11 @@ Result<ScenarioReport> RunDirectorCpu(const DirectorCpuOptions& options, const C
   r.json = {{"scenario", r.name},
             {"options", CommonJson(o)},
             {"rate", options.rate},
-            {"vsc", phase_json(vsc)},
-            {"bare", phase_json(bare)},
+            {"rounds", options.rounds},
+            {"vsc", vsc.Json()},
+            {"bare", bare.Json()},
+            {"vsc_rounds", rounds_json(vsc_rounds)},
+            {"bare_rounds", rounds_json(bare_rounds)},
             {"ratio_vsc_to_bare", ratio},
             {"targets",
              {{"us_per_request_max", 4},

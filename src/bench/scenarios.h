@@ -4,9 +4,9 @@
 // as JSON. All traffic stays on 127.0.0.1.
 //
 //   director-cpu  director + 2 RS at a fixed rate: director CPU µs per forwarded request and its
-//                 share of the cluster's CPU, next to a bare recvmmsg/sendmmsg forwarder (a thread
-//                 of this process, measured with its own thread CPU clock) fed the same traffic
-//                 and sending to the same real servers.
+//                 share of the cluster's CPU, next to a bare recvmmsg/sendmmsg forwarder (a forked
+//                 one-thread child process, measured like the director) fed the same traffic and
+//                 sending to the same real servers.
 //   rs-lookup     one real server alone, closed loop: requests/s and requests per CPU-second of
 //                 the real server process.
 //   scaling       1 RS alone, then director + 1..max_rs RS, each RS held to `quota` CPUs by a
@@ -49,6 +49,7 @@ struct ScenarioOptions {
 struct DirectorCpuOptions {
   ScenarioOptions common;
   double rate = 20'000;  // offered requests/s
+  int rounds = 3;        // alternations director / bare forwarder, summed
 };
 
 struct RsLookupOptions {

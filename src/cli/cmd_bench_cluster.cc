@@ -94,6 +94,9 @@ void AddBenchClusterCommands(CLI::App& bench) {
         "next to a bare recvmmsg/sendmmsg forwarder");
     AddCommonFlags(cmd, st->options.common, st->flags);
     cmd->add_option("--rate", st->options.rate, "offered requests/s")->capture_default_str();
+    cmd->add_option("--rounds", st->options.rounds,
+                    "alternations of director and bare forwarder (figures are summed)")
+        ->capture_default_str();
     cmd->callback([st] {
       ExitCode() = Finish("director-cpu", st->options.common, st->flags,
                           [st](const Clock& c, const bench::ScenarioLog& log) {
