@@ -25,11 +25,11 @@ Entry InsertEntry(uint64_t seq) {
   e.epoch = 1;
   e.seq = seq;
   e.ts_micros = 1'700'000'000'000'000 + static_cast<int64_t>(seq);
-  e.statements = {{"INSERT INTO resources(id, node, size, updated_at) "
-                   "VALUES(?1, ?2, ?3, unixepoch('now'))",
-                   {Value::Int(static_cast<int64_t>(seq)),
-                    Value::Text("cg-" + std::to_string(seq % 64)),
-                    Value::Int(static_cast<int64_t>(seq * 4096))}}};
+  e.statements = {
+      {"INSERT INTO resources(id, node, size, updated_at) "
+       "VALUES(?1, ?2, ?3, unixepoch('now'))",
+       {Value::Int(static_cast<int64_t>(seq)), Value::Text("cg-" + std::to_string(seq % 64)),
+        Value::Int(static_cast<int64_t>(seq * 4096))}}};
   return e;
 }
 

@@ -148,6 +148,8 @@ std::vector<Decision> CommitTracker::Forget(const std::string& replica) {
   return Drain();
 }
 
-std::vector<LateDivergence> CommitTracker::TakeLateDivergences() { return std::exchange(late_, {}); }
+std::vector<LateDivergence> CommitTracker::TakeLateDivergences() {
+  return std::exchange(late_, {});
+}
 
 }  // namespace vsc::replication

@@ -36,10 +36,10 @@ std::string_view CommitPolicyName(CommitPolicy policy);
 
 struct Decision {
   uint64_t seq = 0;
-  EntryResult result;                   // the agreed outcome
-  std::vector<std::string> divergent;   // replicas whose outcome or digest disagreed
-  Digest digest{};                      // the agreed digest after seq (for SetAgreedDigest)
-  bool unacknowledged = false;          // no replica acked before all went DOWN; result is empty
+  EntryResult result;                  // the agreed outcome
+  std::vector<std::string> divergent;  // replicas whose outcome or digest disagreed
+  Digest digest{};                     // the agreed digest after seq (for SetAgreedDigest)
+  bool unacknowledged = false;         // no replica acked before all went DOWN; result is empty
 };
 
 // A replica whose ack arrived after its entry was decided and disagreed with the decision.

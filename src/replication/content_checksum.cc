@@ -89,9 +89,8 @@ Result<std::string> ChecksumConnection(sqlite3* db) {
   Hasher h;
   std::vector<std::pair<std::string, std::string>> tables;  // name, sql
   {
-    VSC_ASSIGN_OR_RETURN(
-        Stmt st, Prepare(db, std::string("SELECT type, name, tbl_name, sql ") + kUserObjects +
-                                 "ORDER BY type, name"));
+    VSC_ASSIGN_OR_RETURN(Stmt st, Prepare(db, std::string("SELECT type, name, tbl_name, sql ") +
+                                                  kUserObjects + "ORDER BY type, name"));
     for (;;) {
       const int rc = sqlite3_step(st.get());
       if (rc == SQLITE_DONE) break;
@@ -103,7 +102,8 @@ Result<std::string> ChecksumConnection(sqlite3* db) {
       }
       PutU8(h.buf(), 'S');
       for (const auto& c : cols) PutBytes(h.buf(), c);
-      if (cols[0] == "table" && !(cols[3].size() > 6 && FirstKeyword(cols[3].substr(6)) == "VIRTUAL")) {
+      if (cols[0] == "table" &&
+          !(cols[3].size() > 6 && FirstKeyword(cols[3].substr(6)) == "VIRTUAL")) {
         tables.emplace_back(cols[1], cols[3]);
       }
     }
@@ -121,8 +121,9 @@ Result<std::string> ChecksumConnection(sqlite3* db) {
     if (has_rowid) {
       order = "_rowid_";
     } else {
-      VSC_ASSIGN_OR_RETURN(Stmt pk, Prepare(db, "SELECT name FROM pragma_table_info(?1) "
-                                                "WHERE pk > 0 ORDER BY pk"));
+      VSC_ASSIGN_OR_RETURN(Stmt pk, Prepare(db,
+                                            "SELECT name FROM pragma_table_info(?1) "
+                                            "WHERE pk > 0 ORDER BY pk"));
       sqlite3_bind_text(pk.get(), 1, name.c_str(), -1, SQLITE_TRANSIENT);
       for (;;) {
         const int rc = sqlite3_step(pk.get());
@@ -168,13 +169,15 @@ Result<ReplicaState> ReadReplicaState(const std::string& path) {
   o.read_only = true;
   o.synchronous.clear();
   VSC_ASSIGN_OR_RETURN(store::Database db, store::Database::Open(path, o));
-  VSC_ASSIGN_OR_RETURN(store::Statement probe,
-                       db.Prepare("SELECT count(*) FROM sqlite_master WHERE name = '_vsc_replica'"));
+  VSC_ASSIGN_OR_RETURN(
+      store::Statement probe,
+      db.Prepare("SELECT count(*) FROM sqlite_master WHERE name = '_vsc_replica'"));
   VSC_ASSIGN_OR_RETURN(bool row, probe.Step());
   ReplicaState state;
   if (!row || probe.ColumnInt64(0) == 0) return state;
-  VSC_ASSIGN_OR_RETURN(store::Statement st,
-                       db.Prepare("SELECT epoch, applied_seq, digest FROM _vsc_replica WHERE id = 0"));
+  VSC_ASSIGN_OR_RETURN(
+      store::Statement st,
+      db.Prepare("SELECT epoch, applied_seq, digest FROM _vsc_replica WHERE id = 0"));
   VSC_ASSIGN_OR_RETURN(bool has, st.Step());
   if (!has) return state;
   state.epoch = static_cast<uint64_t>(st.ColumnInt64(0));

@@ -50,8 +50,9 @@ struct ReplicationLog::Impl {
     return row ? st.ColumnInt64(0) : int64_t{0};
   }
   Status SetMeta(const char* key, int64_t value) {
-    VSC_ASSIGN_OR_RETURN(store::Statement st,
-                         db.Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)", true));
+    VSC_ASSIGN_OR_RETURN(
+        store::Statement st,
+        db.Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)", true));
     VSC_RETURN_IF_ERROR(st.Bind(1, key));
     VSC_RETURN_IF_ERROR(st.BindInt64(2, value));
     return st.Run();
@@ -146,20 +147,18 @@ Status ReplicationLog::Append(std::span<const Entry> entries) {
   if (entries.empty()) return Status::Ok();
   for (size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].seq != impl_->last_seq + 1 + i) {
-      return FailedPrecondition("replication log: append of seq " +
-                                std::to_string(entries[i].seq) + " but the next seq is " +
-                                std::to_string(impl_->last_seq + 1 + i));
+      return FailedPrecondition("replication log: append of seq " + std::to_string(entries[i].seq) +
+                                " but the next seq is " + std::to_string(impl_->last_seq + 1 + i));
     }
   }
   store::Database& db = impl_->db;
   uint64_t added_bytes = 0;
   {
     VSC_ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
-    VSC_ASSIGN_OR_RETURN(
-        store::Statement ins,
-        db.Prepare("INSERT INTO entries(seq, epoch, ts, kind, bytes, payload) "
-                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-                   true));
+    VSC_ASSIGN_OR_RETURN(store::Statement ins,
+                         db.Prepare("INSERT INTO entries(seq, epoch, ts, kind, bytes, payload) "
+                                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                                    true));
     VSC_ASSIGN_OR_RETURN(store::Statement ddl,
                          db.Prepare("INSERT INTO schema(seq, sql) VALUES(?1, ?2)", true));
     std::string payload;
@@ -171,9 +170,9 @@ Status ReplicationLog::Append(std::span<const Entry> entries) {
       VSC_RETURN_IF_ERROR(ins.BindInt64(3, e.ts_micros));
       VSC_RETURN_IF_ERROR(ins.BindInt64(4, static_cast<int64_t>(e.kind)));
       VSC_RETURN_IF_ERROR(ins.BindInt64(5, static_cast<int64_t>(payload.size())));
-      VSC_RETURN_IF_ERROR(ins.Bind(
-          6, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.data()),
-                                      payload.size())));
+      VSC_RETURN_IF_ERROR(
+          ins.Bind(6, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.data()),
+                                               payload.size())));
       VSC_RETURN_IF_ERROR(ins.Run());
       added_bytes += payload.size();
       if (e.kind != Entry::Kind::kWrite) continue;
@@ -221,16 +220,15 @@ Result<std::vector<Entry>> ReplicationLog::Read(uint64_t from_seq, size_t max_en
     e.epoch = static_cast<uint64_t>(st.ColumnInt64(1));
     e.ts_micros = st.ColumnInt64(2);
     e.kind = static_cast<Entry::Kind>(st.ColumnInt64(3));
-    VSC_ASSIGN_OR_RETURN(
-        e.statements,
-        DecodeStatements(std::string_view(reinterpret_cast<const char*>(payload.data()),
-                                          payload.size())));
+    VSC_ASSIGN_OR_RETURN(e.statements,
+                         DecodeStatements(std::string_view(
+                             reinterpret_cast<const char*>(payload.data()), payload.size())));
     out.push_back(std::move(e));
   }
   if (out.empty()) {
     return NotFound("replication log: seq " + std::to_string(from_seq) +
-                    " was trimmed (the oldest entry held is " +
-                    std::to_string(impl_->first_seq) + "); copy a snapshot instead");
+                    " was trimmed (the oldest entry held is " + std::to_string(impl_->first_seq) +
+                    "); copy a snapshot instead");
   }
   return out;
 }
@@ -267,9 +265,8 @@ Status ReplicationLog::SetBootstrap(const std::vector<std::string>& ddl,
     VSC_RETURN_IF_ERROR(ins.Bind(1, std::string_view(sql)));
     VSC_RETURN_IF_ERROR(ins.Run());
   }
-  VSC_ASSIGN_OR_RETURN(
-      store::Statement meta,
-      db.Prepare("INSERT INTO meta(key, value) VALUES('bootstrap_checksum', ?1)"));
+  VSC_ASSIGN_OR_RETURN(store::Statement meta,
+                       db.Prepare("INSERT INTO meta(key, value) VALUES('bootstrap_checksum', ?1)"));
   VSC_RETURN_IF_ERROR(meta.Bind(1, std::string_view(checksum)));
   VSC_RETURN_IF_ERROR(meta.Run());
   return txn.Commit();
@@ -306,8 +303,7 @@ Result<Digest> ReplicationLog::AgreedDigest(uint64_t seq) const {
     return NotFound("replication log: no agreed digest recorded for seq " + std::to_string(seq));
   }
   auto blob = st.ColumnBlob(0);
-  return DigestFromBytes(
-      std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size()));
+  return DigestFromBytes(std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size()));
 }
 
 Result<uint64_t> ReplicationLog::Trim() {

@@ -15,9 +15,9 @@ constexpr const char* kPrefix = "statement refused: ";
 
 // Functions whose value depends on the connection, the build or the file (see mirror.h).
 constexpr std::string_view kNondeterministic[] = {
-    "last_insert_rowid", "changes",          "total_changes",
-    "sqlite_version",    "sqlite_source_id", "sqlite_compileoption_used",
-    "sqlite_compileoption_get", "sqlite_offset", "load_extension",
+    "last_insert_rowid",        "changes",          "total_changes",
+    "sqlite_version",           "sqlite_source_id", "sqlite_compileoption_used",
+    "sqlite_compileoption_get", "sqlite_offset",    "load_extension",
 };
 
 std::string Lower(std::string_view s) {
@@ -34,7 +34,8 @@ bool MentionsCall(const std::string& lower_sql, std::string_view name) {
        pos = lower_sql.find(name, pos + 1)) {
     if (pos > 0 && IsIdentChar(lower_sql[pos - 1])) continue;
     size_t end = pos + name.size();
-    while (end < lower_sql.size() && std::isspace(static_cast<unsigned char>(lower_sql[end]))) ++end;
+    while (end < lower_sql.size() && std::isspace(static_cast<unsigned char>(lower_sql[end])))
+      ++end;
     if (end < lower_sql.size() && lower_sql[end] == '(') return true;
   }
   return false;
@@ -299,13 +300,12 @@ Result<std::vector<std::string>> SchemaMirror::ReadSchema(const std::string& db_
   options.synchronous.clear();
   VSC_ASSIGN_OR_RETURN(store::Database db, store::Database::Open(db_path, options));
   // Tables first (everything else refers to them), then the rest in creation order.
-  VSC_ASSIGN_OR_RETURN(
-      store::Statement st,
-      db.Prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL "
-                 "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
-                 "AND name NOT LIKE '\\_vsc\\_%' ESCAPE '\\' "
-                 "AND tbl_name NOT LIKE '\\_vsc\\_%' ESCAPE '\\' "
-                 "ORDER BY type <> 'table', rowid"));
+  VSC_ASSIGN_OR_RETURN(store::Statement st,
+                       db.Prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL "
+                                  "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                                  "AND name NOT LIKE '\\_vsc\\_%' ESCAPE '\\' "
+                                  "AND tbl_name NOT LIKE '\\_vsc\\_%' ESCAPE '\\' "
+                                  "ORDER BY type <> 'table', rowid"));
   std::vector<std::string> out;
   for (;;) {
     VSC_ASSIGN_OR_RETURN(bool row, st.Step());

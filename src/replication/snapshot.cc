@@ -49,8 +49,8 @@ Result<ReplicaState> Snapshot(const std::string& path, const std::string& out_pa
     const int rc = sqlite3_backup_step(backup, -1);
     const int finish = sqlite3_backup_finish(backup);
     if (rc != SQLITE_DONE || finish != SQLITE_OK) {
-      Status st = IoError("snapshot of '" + path + "' into '" + tmp +
-                          "': " + sqlite3_errmsg(dst.handle()));
+      Status st =
+          IoError("snapshot of '" + path + "' into '" + tmp + "': " + sqlite3_errmsg(dst.handle()));
       std::filesystem::remove(tmp, ec);
       return st;
     }

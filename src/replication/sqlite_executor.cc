@@ -165,12 +165,13 @@ Result<std::unique_ptr<Executor>> SqliteExecutor::Open(const std::string& path,
                                                        const ReplicaOptions& options) {
   const std::string& sync = options.synchronous;
   if (sync != "OFF" && sync != "NORMAL" && sync != "FULL" && sync != "EXTRA") {
-    return InvalidArgument("replica '" + path + "': synchronous must be OFF, NORMAL, FULL or "
-                           "EXTRA, not '" + sync + "'");
+    return InvalidArgument("replica '" + path +
+                           "': synchronous must be OFF, NORMAL, FULL or "
+                           "EXTRA, not '" +
+                           sync + "'");
   }
   if (int rc = RegisterReplicaVfs(); rc != SQLITE_OK) {
-    return Internal(std::string("replica: cannot register the replica VFS: ") +
-                    sqlite3_errstr(rc));
+    return Internal(std::string("replica: cannot register the replica VFS: ") + sqlite3_errstr(rc));
   }
   std::unique_ptr<SqliteExecutor> ex(new SqliteExecutor());
   ex->path_ = path;
@@ -185,10 +186,10 @@ Result<std::unique_ptr<Executor>> SqliteExecutor::Open(const std::string& path,
   VSC_RETURN_IF_ERROR(
       ex->Exec("CREATE TABLE IF NOT EXISTS _vsc_replica(id INTEGER PRIMARY KEY CHECK (id = 0), "
                "epoch INTEGER NOT NULL, applied_seq INTEGER NOT NULL, digest BLOB NOT NULL)"));
-  for (auto [name, nargs, fn] :
-       {std::tuple{"random", 0, &RandomFunction}, std::tuple{"randomblob", 1, &RandomBlobFunction}}) {
-    const int frc = sqlite3_create_function_v2(ex->db_, name, nargs, SQLITE_UTF8, &ex->random_,
-                                               fn, nullptr, nullptr, nullptr);
+  for (auto [name, nargs, fn] : {std::tuple{"random", 0, &RandomFunction},
+                                 std::tuple{"randomblob", 1, &RandomBlobFunction}}) {
+    const int frc = sqlite3_create_function_v2(ex->db_, name, nargs, SQLITE_UTF8, &ex->random_, fn,
+                                               nullptr, nullptr, nullptr);
     if (frc != SQLITE_OK) return ex->Error(frc, std::string("register ") + name + "()");
   }
   sqlite3_set_authorizer(ex->db_, &SqliteExecutor::Authorize, ex.get());
@@ -273,8 +274,9 @@ Result<EntryResult> SqliteExecutor::Execute(const Entry& entry) {
     for (const Entry& earlier : txn_entries_) {
       bool lost_again = false;
       VSC_ASSIGN_OR_RETURN(EntryResult again, RunEntry(earlier, &lost_again));
-      if (lost_again) return Internal("replica: redoing seq " + std::to_string(earlier.seq) +
-                                      " lost the transaction again");
+      if (lost_again)
+        return Internal("replica: redoing seq " + std::to_string(earlier.seq) +
+                        " lost the transaction again");
       (void)again;
     }
   }
@@ -286,15 +288,14 @@ Result<EntryResult> SqliteExecutor::Execute(const Entry& entry) {
 Result<EntryResult> SqliteExecutor::RunEntry(const Entry& entry, bool* txn_lost) {
   ClockPin pin(entry.ts_micros);
   random_ = RandomSource{true, entry.epoch, entry.seq, 0};
-  Result<EntryResult> r = entry.kind == Entry::Kind::kChecksum
-                              ? [&]() -> Result<EntryResult> {
-                                  VSC_ASSIGN_OR_RETURN(std::string sum, ChecksumConnection(db_));
-                                  EntryResult c;
-                                  c.seq = entry.seq;
-                                  c.checksum = std::move(sum);
-                                  return c;
-                                }()
-                              : RunWrite(entry, txn_lost);
+  Result<EntryResult> r = entry.kind == Entry::Kind::kChecksum ? [&]() -> Result<EntryResult> {
+    VSC_ASSIGN_OR_RETURN(std::string sum, ChecksumConnection(db_));
+    EntryResult c;
+    c.seq = entry.seq;
+    c.checksum = std::move(sum);
+    return c;
+  }()
+      : RunWrite(entry, txn_lost);
   random_.active = false;
   return r;
 }

@@ -68,7 +68,7 @@ TEST(ApplierTest, AppliesABatchInOneTransaction) {
   ASSERT_EQ(res->size(), 3u);
   EXPECT_EQ((*res)[2].seq, 3u);
   EXPECT_EQ(r.fake->calls(), (std::vector<std::string>{"load", "begin", "execute 1", "execute 2",
-                                                        "execute 3", "commit 3"}));
+                                                       "execute 3", "commit 3"}));
   EXPECT_EQ(r.applier->state().applied_seq, 3u);
   EXPECT_EQ(r.applier->state().epoch, 1u);
   EXPECT_EQ(r.applier->state().digest, Expected(Range(1, 3)));
@@ -190,15 +190,27 @@ TEST(ApplierTest, RandomDeliveryAndFaultsConvergeToTheSameState) {
       const uint64_t applied = r.applier->state().applied_seq;
       uint64_t from = applied + 1;
       const uint64_t jitter = rng.Uniform(4);
-      if (rng.Uniform(2) == 0) from = from > jitter ? from - jitter : 1;
-      else from = std::min(n, from + jitter);
+      if (rng.Uniform(2) == 0)
+        from = from > jitter ? from - jitter : 1;
+      else
+        from = std::min(n, from + jitter);
       const uint64_t to = std::min(n, from + rng.Uniform(20));
       std::vector<Entry> batch(all.begin() + (from - 1), all.begin() + to);
       switch (rng.Uniform(8)) {
-        case 0: r.fake->CrashBeforeCommit(); ++faults; break;
-        case 1: r.fake->CrashAfterCommit(); ++faults; break;
-        case 2: r.fake->FailExecuteAt(from + rng.Uniform(to - from + 1)); ++faults; break;
-        default: break;
+        case 0:
+          r.fake->CrashBeforeCommit();
+          ++faults;
+          break;
+        case 1:
+          r.fake->CrashAfterCommit();
+          ++faults;
+          break;
+        case 2:
+          r.fake->FailExecuteAt(from + rng.Uniform(to - from + 1));
+          ++faults;
+          break;
+        default:
+          break;
       }
       auto res = r.applier->Apply(batch);
       if (!res.ok() && rng.Uniform(2) == 0) r.Start();  // sometimes the process restarts

@@ -52,7 +52,9 @@ TEST(DigestTest, AnyFieldChangeChangesTheDigest) {
          e.kind = e.kind == Entry::Kind::kWrite ? Entry::Kind::kChecksum : Entry::Kind::kWrite;
        }},
       {"statement added",
-       [](Digest&, Entry& e, EntryResult&) { e.statements.push_back({"DELETE FROM t", {}}); }},
+       [](Digest&, Entry& e, EntryResult&) {
+         e.statements.push_back({"DELETE FROM t", {}});
+       }},
       {"sql",
        [](Digest&, Entry& e, EntryResult&) {
          if (e.statements.empty()) e.statements.push_back({"", {}});
@@ -63,8 +65,8 @@ TEST(DigestTest, AnyFieldChangeChangesTheDigest) {
          if (e.statements.empty()) e.statements.push_back({"x", {}});
          e.statements[0].params.push_back(Value::Null());
        }},
-      {"param kind",
-       [](Digest&, Entry& e, EntryResult&) { e.statements[0].params[0].kind = Value::Kind::kText; }},
+      {"param kind", [](Digest&, Entry& e,
+                        EntryResult&) { e.statements[0].params[0].kind = Value::Kind::kText; }},
       {"code", [](Digest&, Entry&, EntryResult& r) { r.code += 1; }},
       {"rows", [](Digest&, Entry&, EntryResult& r) { r.rows_changed += 1; }},
       {"checksum", [](Digest&, Entry&, EntryResult& r) { r.checksum += "0"; }},

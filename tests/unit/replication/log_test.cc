@@ -109,7 +109,7 @@ TEST(LogTest, RetentionByEntriesAndBytesKeepsPositionAndSchema) {
   EXPECT_EQ(log->last_seq(), 100u);
   EXPECT_EQ(*log->Read(100, 10, 0), Range(100, 100));
   EXPECT_EQ(*log->Schema(), (std::vector<std::string>{"CREATE TABLE t(a)", "CREATE TABLE u(x)",
-                                                       "  alter TABLE u ADD y"}));
+                                                      "  alter TABLE u ADD y"}));
   EXPECT_EQ(log->BootstrapChecksum(), "abc");
   ASSERT_TRUE(log->Append(Range(101, 101)).ok());
   EXPECT_EQ(*log->Read(100, 10, 1 << 20), Range(100, 101));
@@ -131,7 +131,8 @@ TEST(LogTest, ByteRetentionKeepsTheNewestEntriesThatFit) {
   std::vector<Entry> es = Range(1, 40);
   LogOptions o;
   o.retain_bytes = 0;
-  for (uint64_t s = 31; s <= 40; ++s) o.retain_bytes += EncodeStatements(es[s - 1].statements).size();
+  for (uint64_t s = 31; s <= 40; ++s)
+    o.retain_bytes += EncodeStatements(es[s - 1].statements).size();
   auto log = MustOpen(path, o);
   ASSERT_TRUE(log->Append(es).ok());
   EXPECT_EQ(*log->Trim(), 30u);

@@ -30,8 +30,7 @@ class MirrorTest : public ::testing::Test {
 
 TEST_F(MirrorTest, ClassifiesReadsWritesAndDdl) {
   EXPECT_EQ(*mirror_->Check({"SELECT * FROM t", {}}), StatementKind::kRead);
-  EXPECT_EQ(*mirror_->Check({"EXPLAIN INSERT INTO t(name) VALUES('a')", {}}),
-            StatementKind::kRead);
+  EXPECT_EQ(*mirror_->Check({"EXPLAIN INSERT INTO t(name) VALUES('a')", {}}), StatementKind::kRead);
   EXPECT_EQ(*mirror_->Check({"INSERT INTO t(name) VALUES(?1)", {Value::Text("a")}}),
             StatementKind::kWrite);
   EXPECT_EQ(*mirror_->Check({"UPDATE t SET name = hex(randomblob(4)), at = datetime('now')", {}}),
@@ -56,7 +55,8 @@ TEST_F(MirrorTest, RefusesEachCategoryWithItsMessage) {
   EXPECT_EQ(Refusal("INSERT INTO t(nope) VALUES(1)"),
             "statement refused: table t has no column named nope");
   EXPECT_EQ(Refusal("INSRT INTO t VALUES(1)"), "statement refused: near \"INSRT\": syntax error");
-  EXPECT_EQ(Refusal("  -- nothing\n"), "statement refused: empty statement; send one SQL statement");
+  EXPECT_EQ(Refusal("  -- nothing\n"),
+            "statement refused: empty statement; send one SQL statement");
   EXPECT_EQ(Refusal("INSERT INTO t(name) VALUES('a'); DELETE FROM t"),
             "statement refused: more than one statement in request; send one statement per "
             "request (several statements that must apply together go in one batch)");
@@ -114,9 +114,7 @@ TEST_F(MirrorTest, RefusesConnectionDependentFunctionsInWrites) {
   EXPECT_NE(Refusal("CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
                     "UPDATE t SET name = total_changes(); END"),
             "accepted");
-  ASSERT_TRUE(mirror_
-                  ->ApplyDdl({"CREATE TABLE log(n INTEGER)", {}})
-                  .ok());
+  ASSERT_TRUE(mirror_->ApplyDdl({"CREATE TABLE log(n INTEGER)", {}}).ok());
   ASSERT_TRUE(mirror_
                   ->ApplyDdl({"CREATE TRIGGER tr AFTER INSERT ON t BEGIN "
                               "INSERT INTO log VALUES (1); END",
@@ -141,7 +139,8 @@ TEST_F(MirrorTest, DdlIsSeenOnlyOnceApplied) {
 }
 
 TEST_F(MirrorTest, BatchSeesItsOwnDdlAndLeavesTheMirrorUnchanged) {
-  auto kinds = mirror_->CheckBatch({{"CREATE TABLE w(a)", {}}, {"INSERT INTO w VALUES(?1)", {Value::Int(1)}}});
+  auto kinds = mirror_->CheckBatch(
+      {{"CREATE TABLE w(a)", {}}, {"INSERT INTO w VALUES(?1)", {Value::Int(1)}}});
   ASSERT_TRUE(kinds.ok()) << kinds.status().ToString();
   EXPECT_EQ(*kinds, (std::vector<StatementKind>{StatementKind::kDdl, StatementKind::kWrite}));
   EXPECT_EQ(Refusal("INSERT INTO w VALUES(1)"), "statement refused: no such table: w");
@@ -156,14 +155,15 @@ TEST(MirrorSchemaTest, ReadSchemaSkipsInternalObjectsAndPutsTablesFirst) {
   {
     auto db = store::Database::Open(path);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db->Exec("CREATE TABLE a(id INTEGER PRIMARY KEY AUTOINCREMENT, v UNIQUE);"
-                         "CREATE INDEX a_v ON a(v);"
-                         "CREATE VIEW av AS SELECT v FROM a;"
-                         "CREATE TABLE b(x);"
-                         "CREATE TABLE _vsc_replica(id INTEGER PRIMARY KEY);"
-                         "CREATE INDEX _vsc_i ON b(x);"
-                         "CREATE TRIGGER bt AFTER INSERT ON b BEGIN INSERT INTO a(v) VALUES(1); END")
-                    .ok());
+    ASSERT_TRUE(
+        db->Exec("CREATE TABLE a(id INTEGER PRIMARY KEY AUTOINCREMENT, v UNIQUE);"
+                 "CREATE INDEX a_v ON a(v);"
+                 "CREATE VIEW av AS SELECT v FROM a;"
+                 "CREATE TABLE b(x);"
+                 "CREATE TABLE _vsc_replica(id INTEGER PRIMARY KEY);"
+                 "CREATE INDEX _vsc_i ON b(x);"
+                 "CREATE TRIGGER bt AFTER INSERT ON b BEGIN INSERT INTO a(v) VALUES(1); END")
+            .ok());
   }
   auto schema = SchemaMirror::ReadSchema(path);
   ASSERT_TRUE(schema.ok()) << schema.status().ToString();

@@ -31,8 +31,7 @@ inline Value RandomValue(Random& rng) {
 
 inline Statement RandomStatement(Random& rng) {
   Statement s;
-  s.sql = "INSERT INTO t VALUES(" + std::to_string(rng.Uniform(1000)) + ")" +
-          RandomBytes(rng, 4);
+  s.sql = "INSERT INTO t VALUES(" + std::to_string(rng.Uniform(1000)) + ")" + RandomBytes(rng, 4);
   const size_t n = rng.Uniform(4);
   for (size_t i = 0; i < n; ++i) s.params.push_back(RandomValue(rng));
   return s;

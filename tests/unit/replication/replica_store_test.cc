@@ -49,15 +49,23 @@ std::vector<std::vector<Value>> Rows(const std::string& path, const std::string&
     std::vector<Value> row;
     for (int c = 0; c < st->ColumnCount(); ++c) {
       switch (st->ColumnType(c)) {
-        case store::ValueType::kInteger: row.push_back(Value::Int(st->ColumnInt64(c))); break;
-        case store::ValueType::kFloat: row.push_back(Value::Real(st->ColumnDouble(c))); break;
-        case store::ValueType::kText: row.push_back(Value::Text(std::string(st->ColumnText(c)))); break;
+        case store::ValueType::kInteger:
+          row.push_back(Value::Int(st->ColumnInt64(c)));
+          break;
+        case store::ValueType::kFloat:
+          row.push_back(Value::Real(st->ColumnDouble(c)));
+          break;
+        case store::ValueType::kText:
+          row.push_back(Value::Text(std::string(st->ColumnText(c))));
+          break;
         case store::ValueType::kBlob: {
           auto b = st->ColumnBlob(c);
           row.push_back(Value::Blob(std::string(b.begin(), b.end())));
           break;
         }
-        case store::ValueType::kNull: row.push_back(Value::Null()); break;
+        case store::ValueType::kNull:
+          row.push_back(Value::Null());
+          break;
       }
     }
     out.push_back(std::move(row));
@@ -83,8 +91,9 @@ TEST(SqliteExecutorTest, NondeterministicSqlIsDeterministicOnEveryReplica) {
                  {}}}),
       Write(2, {{"INSERT INTO t(a, b, c) VALUES(datetime('now'), CURRENT_TIMESTAMP, CURRENT_DATE)",
                  {}}}),
-      Write(3, {{"INSERT INTO t(a, b, c) VALUES(random(), randomblob(8), abs(random()) % 10)", {}},
-                {"INSERT INTO t(a, b, c) VALUES(random(), randomblob(8), abs(random()) % 10)", {}}}),
+      Write(3,
+            {{"INSERT INTO t(a, b, c) VALUES(random(), randomblob(8), abs(random()) % 10)", {}},
+             {"INSERT INTO t(a, b, c) VALUES(random(), randomblob(8), abs(random()) % 10)", {}}}),
       Write(4, {{"UPDATE t SET e = unixepoch('now'), f = strftime('%s','now')", {}}}),
       Write(5, {{"INSERT INTO t(a) SELECT random() FROM t", {}}}),
   };
@@ -106,7 +115,7 @@ TEST(SqliteExecutorTest, NondeterministicSqlIsDeterministicOnEveryReplica) {
   EXPECT_EQ(rows[0][4], Value::Text("2020-09-13 12:26:42"));  // DEFAULT CURRENT_TIMESTAMP
   EXPECT_EQ(rows[0][5], Value::Text("2020-09-13 12:26:42"));
   EXPECT_EQ(rows[0][3], Value::Text("2020-09-13"));  // CURRENT_DATE
-  for (size_t i = 0; i < 3; ++i) {  // 'now' of seq 4 on every row it updated
+  for (size_t i = 0; i < 3; ++i) {                   // 'now' of seq 4 on every row it updated
     EXPECT_EQ(rows[i][7], Value::Int(1'600'000'004));
     EXPECT_EQ(rows[i][8], Value::Text("1600000004"));
   }
@@ -121,8 +130,9 @@ TEST(SqliteExecutorTest, NondeterministicSqlIsDeterministicOnEveryReplica) {
   EXPECT_EQ(*ca, *cb);
   EXPECT_EQ(ca->size(), 64u);
   // randomblob(8) is 8 bytes, abs(random()) % 10 a digit, random() an integer.
-  const auto shapes = Rows(a, "SELECT typeof(a), typeof(b), length(b), c BETWEEN 0 AND 9 "
-                              "FROM t WHERE id IN (2, 3)");
+  const auto shapes = Rows(a,
+                           "SELECT typeof(a), typeof(b), length(b), c BETWEEN 0 AND 9 "
+                           "FROM t WHERE id IN (2, 3)");
   for (const auto& r : shapes) {
     EXPECT_EQ(r, (std::vector<Value>{Value::Text("integer"), Value::Text("blob"), Value::Int(8),
                                      Value::Int(1)}));
@@ -250,8 +260,9 @@ TEST(ChecksumTest, LogicalContentNotLayout) {
   const std::string base =
       "CREATE TABLE a(id INTEGER PRIMARY KEY, v); CREATE TABLE b(k TEXT PRIMARY KEY, v) "
       "WITHOUT ROWID;";
-  const std::string x = make("x.db", base + "INSERT INTO a VALUES(1, 'p'), (2, 2.5);"
-                                            "INSERT INTO b VALUES('z', 1), ('y', x'00');");
+  const std::string x = make("x.db", base +
+                                         "INSERT INTO a VALUES(1, 'p'), (2, 2.5);"
+                                         "INSERT INTO b VALUES('z', 1), ('y', x'00');");
   // Other insertion order, a VACUUM, bigger pages: same content, same hash.
   const std::string y = make("y.db", "PRAGMA page_size=8192;" + base +
                                          "INSERT INTO b VALUES('y', x'00'), ('z', 1);"
@@ -446,16 +457,18 @@ TEST(SnapshotTest, CopyIsConsistentWhileTheWriterKeepsGoing) {
   auto w = OpenReplica(path, "NORMAL");
   ASSERT_TRUE(w->Apply(std::vector<Entry>{Write(1, {{"CREATE TABLE t(x)", {}}})}).ok());
   for (uint64_t seq = 2; seq <= 40; ++seq) {
-    ASSERT_TRUE(w->Apply(std::vector<Entry>{Write(seq, {{"INSERT INTO t VALUES(?1)",
-                                                         {Value::Int(static_cast<int64_t>(seq))}}})})
-                    .ok());
+    ASSERT_TRUE(
+        w->Apply(std::vector<Entry>{Write(
+                     seq, {{"INSERT INTO t VALUES(?1)", {Value::Int(static_cast<int64_t>(seq))}}})})
+            .ok());
     if (seq % 10 == 0) {
       const std::string out = dir.File("snap" + std::to_string(seq) + ".db");
       auto st = Snapshot(path, out);
       ASSERT_TRUE(st.ok()) << st.status().ToString();
       EXPECT_EQ(st->applied_seq, seq);
       EXPECT_EQ(st->digest, w->state().digest);
-      EXPECT_EQ(Rows(out, "SELECT count(*) FROM t")[0][0], Value::Int(static_cast<int64_t>(seq - 1)));
+      EXPECT_EQ(Rows(out, "SELECT count(*) FROM t")[0][0],
+                Value::Int(static_cast<int64_t>(seq - 1)));
       EXPECT_EQ(*Checksum(out), *Checksum(path));
     }
   }
