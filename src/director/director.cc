@@ -8,6 +8,8 @@
 #include "common/ready_file.h"
 #include "common/signals.h"
 #include "membership/membership.h"
+#include "net/port_pair.h"
+#include "proto/lookup_codec.h"
 #include "sched/scheduler.h"
 
 namespace vsc::director {
@@ -79,12 +81,15 @@ Status Director::Start() {
     udp_.push_back(std::make_unique<UdpService>(io, clock_, *worker_counters_.back(), so));
     tcp_.push_back(std::make_unique<TcpService>(io, clock_, *worker_counters_.back(), so));
     // The first worker may bind port 0; the others join the port it got (SO_REUSEPORT).
-    VSC_RETURN_IF_ERROR(udp_.back()->Start(
-        asio::ip::udp::endpoint(vip, port),
-        std::chrono::milliseconds(config_.heartbeat_interval_ms)).Annotate("lookup service (UDP)"));
-    port = udp_.back()->local_port();
-    VSC_RETURN_IF_ERROR(
-        tcp_.back()->Start(asio::ip::tcp::endpoint(vip, port)).Annotate("lookup service (TCP)"));
+    net::UdpBatchOptions uo;
+    uo.reuse_port = true;
+    uo.max_datagram = proto::kMaxLookupDatagram + 1;  // +1 so an oversize one shows as such
+    auto pair = net::BindTcpUdpPair(io, vip, port, uo);
+    if (!pair.ok()) return pair.status().Annotate("lookup service");
+    port = pair->port;
+    udp_.back()->Start(std::move(pair->udp),
+                       std::chrono::milliseconds(config_.heartbeat_interval_ms));
+    tcp_.back()->Start(std::move(pair->tcp));
   }
   lookup_port_ = port;
 

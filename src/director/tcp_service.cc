@@ -17,12 +17,11 @@ asio::ip::tcp::endpoint ToEndpoint(const sockaddr_in& sa) {
 
 }  // namespace
 
-Status TcpService::Start(const asio::ip::tcp::endpoint& endpoint) {
-  VSC_ASSIGN_OR_RETURN(listener_, net::TcpListener::Listen(io_, endpoint, /*reuse_port=*/true));
+void TcpService::Start(std::unique_ptr<net::TcpListener> listener) {
+  listener_ = std::move(listener);
   listener_->Start([this](asio::ip::tcp::socket socket) {
     asio::co_spawn(io_, Session(this, std::move(socket)), asio::detached);
   });
-  return Status::Ok();
 }
 
 void TcpService::Stop() {

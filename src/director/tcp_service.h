@@ -22,7 +22,8 @@ class TcpService {
              sched::SchedulerOptions options)
       : io_(io), clock_(clock), counters_(counters), sched_(options) {}
 
-  Status Start(const asio::ip::tcp::endpoint& endpoint);
+  // Starts accepting on `listener` (bound with SO_REUSEPORT, one per worker).
+  void Start(std::unique_ptr<net::TcpListener> listener);
   void Stop();
   void OnView(const ViewPtr& view) { sched_.OnView(view); }
   uint16_t local_port() const;

@@ -8,15 +8,11 @@
 
 namespace vsc::director {
 
-Status UdpService::Start(const asio::ip::udp::endpoint& endpoint, Duration decay_period) {
-  net::UdpBatchOptions options;
-  options.reuse_port = true;
-  options.max_datagram = proto::kMaxLookupDatagram + 1;  // +1 so an oversize one shows as such
-  VSC_ASSIGN_OR_RETURN(socket_, net::UdpBatchSocket::Bind(io_, endpoint, options));
+void UdpService::Start(std::unique_ptr<net::UdpBatchSocket> socket, Duration decay_period) {
+  socket_ = std::move(socket);
   socket_->Start([this](std::span<net::Datagram> in, net::SendBatch& out) { Handle(in, out); });
   decay_period_ = decay_period;
   ArmDecay();
-  return Status::Ok();
 }
 
 void UdpService::ArmDecay() {
@@ -24,8 +20,19 @@ void UdpService::ArmDecay() {
   decay_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec) return;  // cancelled by Stop
     sched_.Decay();
+    SyncTruncated();
     ArmDecay();
   });
+}
+
+void UdpService::SyncTruncated() {
+  const uint64_t now = socket_->stats().rx_truncated;
+  if (now == truncated_seen_) return;
+  const uint64_t n = now - truncated_seen_;
+  truncated_seen_ = now;
+  counters_.rx_datagrams.Add(n);
+  counters_.services[kUdpService].in_packets.Add(n);
+  counters_.dropped_malformed.Add(n);
 }
 
 void UdpService::Stop() {
@@ -39,6 +46,7 @@ void UdpService::Handle(std::span<net::Datagram> in, net::SendBatch& out) {
   const ViewPtr& view = sched_.view();
   const TimePoint now = clock_.Now();
   ServiceCounters& svc = counters_.services[kUdpService];
+  SyncTruncated();
   for (net::Datagram& d : in) {
     counters_.rx_datagrams.Add();
     svc.in_packets.Add();

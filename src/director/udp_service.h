@@ -22,9 +22,9 @@ class UdpService {
              sched::SchedulerOptions options)
       : io_(io), clock_(clock), counters_(counters), sched_(options) {}
 
-  // Binds the service address with SO_REUSEPORT (one socket per worker) and starts receiving.
+  // Starts receiving on `socket` (bound with SO_REUSEPORT, one per worker).
   // `decay_period`: how often the recent-request counts used by lc/wlc are halved.
-  Status Start(const asio::ip::udp::endpoint& endpoint, Duration decay_period);
+  void Start(std::unique_ptr<net::UdpBatchSocket> socket, Duration decay_period);
   void Stop();
   void OnView(const ViewPtr& view) { sched_.OnView(view); }
   uint16_t local_port() const;
@@ -32,6 +32,9 @@ class UdpService {
  private:
   void Handle(std::span<net::Datagram> in, net::SendBatch& out);
   void ArmDecay();
+  // Datagrams the kernel truncated never reach Handle(); fold the socket's count into the
+  // service counters (received, dropped as malformed: no lookup request is that long).
+  void SyncTruncated();
 
   asio::io_context& io_;
   const Clock& clock_;
@@ -40,6 +43,7 @@ class UdpService {
   std::unique_ptr<net::UdpBatchSocket> socket_;
   asio::steady_timer decay_timer_{io_};
   Duration decay_period_{};
+  uint64_t truncated_seen_ = 0;
 };
 
 }  // namespace vsc::director

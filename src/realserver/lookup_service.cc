@@ -8,6 +8,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "net/port_pair.h"
 #include "proto/frame.h"
 #include "proto/lookup_codec.h"
 
@@ -44,9 +45,9 @@ Status LookupService::Start(const asio::ip::address_v4& address, uint16_t lookup
   net::UdpBatchOptions options;
   options.reuse_port = true;
   options.max_datagram = proto::kMaxLookupDatagram + 1;
-  VSC_ASSIGN_OR_RETURN(udp_, net::UdpBatchSocket::Bind(io_, {address, lookup_port}, options));
-  const uint16_t port = udp_->local_port();
-  VSC_ASSIGN_OR_RETURN(tcp_, net::TcpListener::Listen(io_, {address, port}, true));
+  VSC_ASSIGN_OR_RETURN(auto pair, net::BindTcpUdpPair(io_, address, lookup_port, options));
+  udp_ = std::move(pair.udp);
+  tcp_ = std::move(pair.tcp);
   http_ = std::make_unique<net::HttpServer>(
       io_, asio::ip::tcp::endpoint(address, http_port),
       [this](const net::HttpRequest& r) { return HandleHttp(r); }, /*reuse_port=*/true);

@@ -1,0 +1,28 @@
+// A TCP listener and a UDP socket on the same port number, as a service offered over both
+// transports needs. With port 0 the kernel picks the number: the TCP listener is bound first
+// (a TIME_WAIT socket holding a number can make a later TCP listen fail, never a UDP bind), then
+// the UDP socket takes the same number; if that fails the pair is released and tried again.
+// Neither socket is started.
+#pragma once
+
+#include <asio.hpp>
+
+#include <memory>
+
+#include "common/status.h"
+#include "net/tcp_listener.h"
+#include "net/udp_batch.h"
+
+namespace vsc::net {
+
+struct TcpUdpPair {
+  std::unique_ptr<TcpListener> tcp;
+  std::unique_ptr<UdpBatchSocket> udp;
+  uint16_t port = 0;
+};
+
+// Both sockets get SO_REUSEPORT when `udp_options.reuse_port` is set.
+Result<TcpUdpPair> BindTcpUdpPair(asio::io_context& io, const asio::ip::address_v4& address,
+                                  uint16_t port, const UdpBatchOptions& udp_options);
+
+}  // namespace vsc::net
