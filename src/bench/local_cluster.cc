@@ -47,6 +47,20 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
   c->key_hex_ = key.Hex();
   ::unlink(c->key_file_.c_str());
   VSC_RETURN_IF_ERROR(key.WriteFile(c->key_file_));
+  if (options.replication) {
+    // Every replica starts from the same bytes: the bootstrap database.
+    for (int i = 0; i < options.real_servers; ++i) {
+      const std::string copy = c->Path(c->server_id(i) + ".db");
+      for (const char* suffix : {"", "-wal", "-shm", ".vsc-checksum"}) {
+        ::unlink((copy + suffix).c_str());
+      }
+      fs::copy_file(options.db_path, copy, fs::copy_options::overwrite_existing, ec);
+      if (ec) return IoError("cannot copy " + options.db_path + " to " + copy + ": " + ec.message());
+    }
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      ::unlink(c->Path(std::string("director-log.db") + suffix).c_str());
+    }
+  }
   if (options.start_director) VSC_RETURN_IF_ERROR(c->StartDirector());
   c->servers_.resize(options.real_servers);
   for (int i = 0; i < options.real_servers; ++i) VSC_RETURN_IF_ERROR(c->StartServer(i));
@@ -55,19 +69,26 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
 
 LocalCluster::~LocalCluster() { Stop(); }
 
+std::string LocalCluster::server_db(int i) const {
+  return options_.replication ? Path(server_id(i) + ".db") : options_.db_path;
+}
+
 Status LocalCluster::StartDirector() {
   const std::string ready = Path("director.ready");
   const std::string token_file = Path("director-admin.token");
   ::unlink(ready.c_str());
-  ::unlink(token_file.c_str());
+  // A restarted director keeps its ports (real servers and clients know them) and its token.
+  const bool restart = lookup_port_ != 0;
+  if (!restart) ::unlink(token_file.c_str());
+  auto port = [&](uint16_t p) { return std::to_string(restart ? p : 0); };
   SpawnOptions so;
   so.argv = {options_.vsc_binary,
              "director",
              "--key-file", key_file_,
-             "--lookup-port", "0",
-             "--control-port", "0",
-             "--heartbeat-port", "0",
-             "--admin-port", "0",
+             "--lookup-port", port(lookup_port_),
+             "--control-port", port(control_port_),
+             "--heartbeat-port", port(heartbeat_port_),
+             "--admin-port", port(admin_port_),
              "--admin-token-file", token_file,
              "--workers", std::to_string(options_.director_workers),
              "--scheduler", options_.scheduler,
@@ -76,6 +97,12 @@ Status LocalCluster::StartDirector() {
              "--down-after", std::to_string(options_.down_after),
              "--log-level", options_.log_level,
              "--ready-file", ready};
+  if (options_.replication) {
+    so.argv.insert(so.argv.end(),
+                   {"--schema-db", options_.db_path, "--log-file", Path("director-log.db"),
+                    "--commit-policy", options_.commit_policy, "--write-port", port(write_port_),
+                    "--sql-port", port(sql_port_)});
+  }
   for (const auto& a : options_.director_extra_args) so.argv.push_back(a);
   so.log_path = Path("director.log");
   VSC_ASSIGN_OR_RETURN(auto proc, Subprocess::Spawn(so));
@@ -87,6 +114,13 @@ Status LocalCluster::StartDirector() {
   control_port_ = j.at("control_port");
   heartbeat_port_ = j.at("heartbeat_port");
   admin_port_ = j.at("admin_port");
+  if (options_.replication) {
+    write_port_ = j.value("write_port", 0);
+    sql_port_ = j.value("sql_port", 0);
+    if (write_port_ == 0 || sql_port_ == 0) {
+      return Internal("the director did not open its write and SQL ports (see " + so.log_path + ")");
+    }
+  }
   std::ifstream in(token_file);
   std::getline(in, token_);
   if (token_.empty()) return Internal("the director wrote no admin token to " + token_file);
@@ -104,7 +138,7 @@ Status LocalCluster::StartServer(int i) {
              "--id", id,
              "--key-file", key_file_,
              "--director", "127.0.0.1:" + std::to_string(control_port_ ? control_port_ : 9),
-             "--db", options_.db_path,
+             "--db", server_db(i),
              "--workers", std::to_string(options_.rs_workers),
              "--log-level", options_.log_level,
              "--ready-file", ready};
@@ -152,6 +186,17 @@ Status LocalCluster::RestartServer(int i) {
   }
   servers_[i].process.reset();
   return StartServer(i);
+}
+
+Status LocalCluster::SignalDirector(int sig) {
+  if (!director_) return FailedPrecondition("no director");
+  return director_->Signal(sig);
+}
+
+Status LocalCluster::RestartDirector() {
+  if (director_ && director_->running()) return FailedPrecondition("the director is still running");
+  director_.reset();
+  return StartDirector();
 }
 
 Result<nlohmann::json> LocalCluster::AdminGet(const std::string& target) {

@@ -35,6 +35,11 @@ struct LocalClusterOptions {
   double rs_cpu_quota = 0;       // CPUs per real server via cgroup cpu.cfs_quota_us; 0 = none
   std::string log_level = "info";
   std::vector<std::string> director_extra_args;
+  // Replicated databases (issue 3): each real server gets its own copy of db_path
+  // (work_dir/rsN.db); the director keeps its log in work_dir/director-log.db with db_path as
+  // the bootstrap (seq 0) database, and opens its write and SQL ports.
+  bool replication = false;
+  std::string commit_policy = "all";
 };
 
 class LocalCluster {
@@ -46,6 +51,12 @@ class LocalCluster {
   uint16_t admin_port() const { return admin_port_; }
   uint16_t control_port() const { return control_port_; }
   uint16_t heartbeat_port() const { return heartbeat_port_; }
+  uint16_t write_port() const { return write_port_; }  // replication only
+  uint16_t sql_port() const { return sql_port_; }      // replication only
+  const std::string& key_file() const { return key_file_; }
+  std::string work_dir() const { return options_.work_dir; }
+  // The database file real server i serves (its own copy with replication).
+  std::string server_db(int i) const;
   const std::string& admin_token() const { return token_; }
   const std::string& key_hex() const { return key_hex_; }
   int size() const { return static_cast<int>(servers_.size()); }
@@ -60,6 +71,9 @@ class LocalCluster {
   Status SignalServer(int i, int sig);
   // Starts real server i again (after it was killed), waits until it serves.
   Status RestartServer(int i);
+  // Sends `sig` to the director; RestartDirector starts it again on the same ports and log.
+  Status SignalDirector(int sig);
+  Status RestartDirector();
   // GET/POST the director's admin API.
   Result<nlohmann::json> AdminGet(const std::string& target);
   Result<nlohmann::json> AdminPost(const std::string& target, const nlohmann::json& body);
@@ -90,6 +104,7 @@ class LocalCluster {
   std::string key_hex_;
   std::string token_;
   uint16_t lookup_port_ = 0, admin_port_ = 0, control_port_ = 0, heartbeat_port_ = 0;
+  uint16_t write_port_ = 0, sql_port_ = 0;
 };
 
 }  // namespace vsc::bench
