@@ -109,6 +109,11 @@ size_t LookupService::Answer(std::span<const uint8_t> request, std::span<uint8_t
 void LookupService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& out) {
   const TimePoint start = clock_.Now();
   load_.Begin(static_cast<uint32_t>(in.size()));
+  // Datagrams the kernel truncated never reach this handler; count them here.
+  if (const uint64_t t = udp_->stats().rx_truncated; t != truncated_seen_) {
+    counters_.dropped_truncated.Add(t - truncated_seen_);
+    truncated_seen_ = t;
+  }
   // One read snapshot for the whole receive batch: one transaction instead of one per request.
   // Never held across a wait, so writers and checkpoints are not held back.
   const bool batched = in.size() > 1 && reader_ && reader_->BeginBatch().ok();
@@ -187,6 +192,11 @@ net::HttpResponse LookupService::HandleHttp(const net::HttpRequest& req) {
   if (req.method != "GET") {
     r.status = 405;
     r.body = json{{"error", "only GET is served here"}}.dump() + "\n";
+    return r;
+  }
+  if (req.path == "/metrics" && metrics_) {
+    r.content_type = "text/plain; version=0.0.4";
+    r.body = metrics_();
     return r;
   }
   if (req.path == "/healthz") {

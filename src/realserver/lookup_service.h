@@ -37,6 +37,7 @@ struct ServiceCounters {
   Counter errors;              // store errors (answered with status internal)
   Counter tcp_sessions;
   Counter http_requests;
+  Counter dropped_truncated;   // datagrams over the size limit, truncated by the kernel
 };
 
 class LookupService {
@@ -59,6 +60,8 @@ class LookupService {
   void SetSnapshotHandler(std::function<net::HttpResponse(const net::HttpRequest&)> handler) {
     snapshot_handler_ = std::move(handler);
   }
+  // Serves `GET /metrics` (Prometheus text) with `render` (set before Start).
+  void SetMetricsHandler(std::function<std::string()> render) { metrics_ = std::move(render); }
   void CloseReader() { reader_.reset(); }
   Status ReopenReader(const std::string& path);
   uint16_t lookup_port() const { return udp_ ? udp_->local_port() : 0; }
@@ -77,6 +80,8 @@ class LookupService {
   const Clock& clock_;
   std::optional<store::ResourceReader> reader_;
   std::function<net::HttpResponse(const net::HttpRequest&)> snapshot_handler_;
+  std::function<std::string()> metrics_;
+  uint64_t truncated_seen_ = 0;
   LoadTracker& load_;
   std::vector<uint32_t> trusted_;  // host order
   std::vector<store::LookupResult> results_;

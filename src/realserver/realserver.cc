@@ -96,6 +96,7 @@ Status RealServer::Start() {
     services_.push_back(std::make_unique<LookupService>(pool_.context(i), clock_,
                                                         std::move(reader), load_, trusted));
     const std::string path = config_.db;
+    services_.back()->SetMetricsHandler([this] { return RenderMetrics(); });
     services_.back()->SetSnapshotHandler(
         [path, token](const net::HttpRequest& r) { return ServeSnapshot(r, path, token); });
     VSC_RETURN_IF_ERROR(services_.back()->Start(address, lookup_port, http_port));
@@ -158,6 +159,7 @@ Status RealServer::Start() {
   // Register only once the replica knows its position (a fresh one checksums its content).
   replica_->Start([this] { asio::post(control_io_, [this] { agent_->Start(); }); });
   started_ = true;
+  serving_ = true;  // agent_, replica_ and every service exist from here on
   if (!config_.ready_file.empty()) {
     VSC_RETURN_IF_ERROR(WriteReadyFile(config_.ready_file,
                                        {{"lookup_port", std::to_string(lookup_port_)},
@@ -223,6 +225,78 @@ void RealServer::Stop() {
   pool_.Stop();
   pool_.Join();
   spdlog::info("real server {} stopped", config_.id);
+}
+
+std::string RealServer::RenderMetrics() const {
+  if (!serving_) return "";
+  uint64_t requests = 0, lookups = 0, not_found = 0, forwarded = 0, malformed = 0, untrusted = 0,
+           truncated = 0, errors = 0, tcp = 0, http = 0;
+  for (const auto& s : services_) {
+    const ServiceCounters& c = s->counters();
+    requests += c.requests.Get();
+    lookups += c.lookups.Get();
+    not_found += c.not_found.Get();
+    forwarded += c.forwarded.Get();
+    malformed += c.dropped_malformed.Get();
+    untrusted += c.dropped_untrusted.Get();
+    truncated += c.dropped_truncated.Get();
+    errors += c.errors.Get();
+    tcp += c.tcp_sessions.Get();
+    http += c.http_requests.Get();
+  }
+  uint64_t reads = 0, reads_refused = 0, sql_malformed = 0, sql_unauth = 0, sql_untrusted = 0;
+  for (const auto& s : sql_services_) {
+    const SqlCounters& c = s->counters();
+    reads += c.requests.Get();
+    reads_refused += c.refused.Get();
+    sql_malformed += c.dropped_malformed.Get();
+    sql_unauth += c.dropped_unauthenticated.Get();
+    sql_untrusted += c.dropped_untrusted.Get();
+  }
+  std::string o;
+  auto metric = [&o](const char* name, const char* type, const char* help) {
+    o += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  };
+  auto line = [&o](const std::string& name, uint64_t v) {
+    o += name + " " + std::to_string(v) + "\n";
+  };
+  metric("vsc_rs_lookup_requests_total", "counter", "Lookup requests answered (UDP, TCP, HTTP).");
+  line("vsc_rs_lookup_requests_total", requests);
+  metric("vsc_rs_lookups_total", "counter", "Ids looked up, and of those not found.");
+  line("vsc_rs_lookups_total{result=\"any\"}", lookups);
+  line("vsc_rs_lookups_total{result=\"not_found\"}", not_found);
+  metric("vsc_rs_forwarded_total", "counter", "Requests that came from the director (dr).");
+  line("vsc_rs_forwarded_total", forwarded);
+  metric("vsc_rs_dropped_total", "counter", "Datagrams and frames dropped, by reason.");
+  line("vsc_rs_dropped_total{reason=\"malformed\"}", malformed);
+  line("vsc_rs_dropped_total{reason=\"untrusted_forwarder\"}", untrusted);
+  line("vsc_rs_dropped_total{reason=\"truncated\"}", truncated);
+  line("vsc_rs_dropped_total{reason=\"sql_malformed\"}", sql_malformed);
+  line("vsc_rs_dropped_total{reason=\"sql_unauthenticated\"}", sql_unauth);
+  line("vsc_rs_dropped_total{reason=\"sql_untrusted_forwarder\"}", sql_untrusted);
+  metric("vsc_rs_errors_total", "counter", "Store errors answered with status internal.");
+  line("vsc_rs_errors_total", errors);
+  metric("vsc_rs_sessions_total", "counter", "TCP lookup sessions and HTTP requests.");
+  line("vsc_rs_sessions_total{kind=\"tcp\"}", tcp);
+  line("vsc_rs_sessions_total{kind=\"http\"}", http);
+  metric("vsc_rs_sql_reads_total", "counter", "SQL reads answered, and of those refused.");
+  line("vsc_rs_sql_reads_total{result=\"any\"}", reads);
+  line("vsc_rs_sql_reads_total{result=\"refused\"}", reads_refused);
+  metric("vsc_rs_in_flight", "gauge", "Requests being served.");
+  line("vsc_rs_in_flight", load_.in_flight());
+  if (replica_) {
+    metric("vsc_rs_applied_seq", "gauge", "Last replicated write applied here.");
+    line("vsc_rs_applied_seq", replica_->applied_seq());
+  }
+  if (agent_) {
+    const AgentCounters& a = agent_->counters();
+    metric("vsc_rs_agent_total", "counter", "Agent events.");
+    line("vsc_rs_agent_total{event=\"registration\"}", a.registrations.Get());
+    line("vsc_rs_agent_total{event=\"refusal\"}", a.refusals.Get());
+    line("vsc_rs_agent_total{event=\"session_lost\"}", a.sessions_lost.Get());
+    line("vsc_rs_agent_total{event=\"heartbeat\"}", a.heartbeats_sent.Get());
+  }
+  return o;
 }
 
 void RealServer::RunUntilSignal() {

@@ -9,6 +9,7 @@
 
 #include <asio.hpp>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -40,6 +41,8 @@ class RealServer {
   uint16_t sql_port() const { return sql_port_; }
   Replica* replica() { return replica_.get(); }
   bool registered() const { return agent_ && agent_->registered(); }
+  // Prometheus text: counters summed over the workers, replication position, agent counters.
+  std::string RenderMetrics() const;
 
  private:
   // Runs f(i) on every worker i and returns once all have run it.
@@ -64,6 +67,7 @@ class RealServer {
   uint16_t http_port_ = 0;
   uint16_t sql_port_ = 0;
   bool started_ = false;
+  std::atomic<bool> serving_{false};  // every worker's services exist (metrics may sum them)
 };
 
 Status ValidateConfig(const RealServerConfig& config);
