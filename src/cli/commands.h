@@ -13,6 +13,7 @@ int& ExitCode();
 void AddLoaddbCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
 void AddBenchClusterCommands(CLI::App& bench);  // director-cpu, rs-lookup, scaling, loss
+void AddBenchReplicationCommands(CLI::App& bench);  // replication
 void AddDirectorCommand(CLI::App& app);
 void AddRealServerCommand(CLI::App& app);
 void AddAdmCommand(CLI::App& app);

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   vsc::cli::AddLoaddbCommand(app);
   vsc::cli::AddBenchCommand(app);
   vsc::cli::AddBenchClusterCommands(*app.get_subcommand("bench"));
+  vsc::cli::AddBenchReplicationCommands(*app.get_subcommand("bench"));
   vsc::cli::AddDirectorCommand(app);
   vsc::cli::AddRealServerCommand(app);
   vsc::cli::AddAdmCommand(app);

@@ -1,0 +1,306 @@
+#include "bench/replication_scenarios.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "bench/local_cluster.h"
+#include "bench/lookup_bench.h"
+#include "bench/write_bench.h"
+#include "proto/cluster_key.h"
+
+namespace vsc::bench {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr WriteOp kOps[] = {WriteOp::kInsert, WriteOp::kUpdate, WriteOp::kDelete};
+constexpr double kTargetBatched = 100'000;
+constexpr double kTargetSingle = 20'000;
+constexpr double kTargetMixedPct = 95;
+
+std::string Verdict(bool met) { return met ? "met" : "MISSED"; }
+
+// Waits `ms` without a busy loop (shell code: the only time the scenario passes on purpose is
+// while polling the admin API for convergence).
+void Pause(int ms) { ::poll(nullptr, 0, ms); }
+
+// Every replica IN_SYNC at the log's head: a step starts with no backlog from the previous one.
+Status WaitConverged(LocalCluster& cluster, int replicas, const Clock& clock, Duration timeout) {
+  const TimePoint deadline = clock.Now() + timeout;
+  std::string last;
+  for (;;) {
+    auto rep = cluster.AdminGet("/v1/replication");
+    if (rep.ok()) {
+      last = rep->dump();
+      const json& rs = (*rep)["replicas"];
+      const uint64_t head = (*rep)["log"]["last_seq"].get<uint64_t>();
+      bool done = rs.is_array() && static_cast<int>(rs.size()) == replicas;
+      for (const json& r : rs) {
+        if (r["replication"] != "IN_SYNC" || r["applied_seq"].get<uint64_t>() != head) done = false;
+      }
+      if (done) return Status::Ok();
+    }
+    if (clock.Now() >= deadline) {
+      return Unavailable("the replicas did not converge: " + (rep.ok() ? last : rep.status().ToString()));
+    }
+    Pause(50);
+  }
+}
+
+// POST /v1/verify and poll its result until complete.
+Result<json> Verify(LocalCluster& cluster, const Clock& clock) {
+  VSC_ASSIGN_OR_RETURN(json started, cluster.AdminPost("/v1/verify", json::object()));
+  const std::string target = "/v1/verify/" + std::to_string(started["seq"].get<uint64_t>());
+  const TimePoint deadline = clock.Now() + std::chrono::seconds(60);
+  for (;;) {
+    auto r = cluster.AdminGet(target);
+    if (r.ok() && r->value("complete", false)) return *r;
+    if (clock.Now() >= deadline) return Unavailable("verify did not complete");
+    Pause(50);
+  }
+}
+
+struct Step {
+  std::string name;
+  WriteBenchReport report;
+};
+
+json StepJson(const Step& s) {
+  json j = json::parse(s.report.ToJson());
+  j["step"] = s.name;
+  return j;
+}
+
+}  // namespace
+
+Status CheckReplicationBenchOptions(const ReplicationBenchOptions& o) {
+  if (o.common.vsc_binary.empty()) return InvalidArgument("the path of vsc is needed");
+  if (o.common.duration_s <= 0 || o.common.duration_s > 3600) {
+    return InvalidArgument("duration must be above 0 and at most 3600 s");
+  }
+  if (o.real_servers < 1 || o.real_servers > 16) return InvalidArgument("real servers: 1 to 16");
+  if (o.concurrency < 1 || o.batch_concurrency < 1) return InvalidArgument("concurrency >= 1");
+  if (o.batch < 1) return InvalidArgument("batch must be at least 1");
+  if (o.latency_load_pct <= 0 || o.latency_load_pct > 100) {
+    return InvalidArgument("latency load must be above 0 and at most 100 %");
+  }
+  if (o.mixed_update_rate <= 0) return InvalidArgument("mixed update rate must be above 0");
+  return Status::Ok();
+}
+
+Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& options,
+                                           const Clock& clock, const ScenarioLog& log) {
+  VSC_RETURN_IF_ERROR(CheckReplicationBenchOptions(options));
+  const ScenarioOptions& o = options.common;
+  VSC_RETURN_IF_ERROR(EnsureResourceDb(o.db_path, o.records, log));
+
+  // Every replica starts from its own identical copy of the bootstrap database (seq 0).
+  std::error_code ec;
+  fs::create_directories(o.work_dir, ec);
+  if (ec) return IoError("cannot create " + o.work_dir + ": " + ec.message());
+  for (int i = 0; i < options.real_servers; ++i) {
+    const std::string copy = o.work_dir + "/rs" + std::to_string(i + 1) + ".db";
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(copy + suffix, ec);
+    fs::copy_file(o.db_path, copy, ec);
+    if (ec) return IoError("cannot copy " + o.db_path + " to " + copy + ": " + ec.message());
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    fs::remove(o.work_dir + "/director-log.db" + suffix, ec);
+  }
+
+  LocalClusterOptions co;
+  co.vsc_binary = o.vsc_binary;
+  co.work_dir = o.work_dir;
+  co.db_path = o.db_path;
+  co.real_servers = options.real_servers;
+  co.director_workers = o.director_workers;
+  co.rs_workers = o.rs_workers;
+  co.log_level = o.log_level;
+  co.replication = true;
+  co.commit_policy = options.commit_policy;
+  log(fmt::format("replication: director + {} real servers, {} records each, policy {} (logs in {})",
+                  options.real_servers, o.records, options.commit_policy, o.work_dir));
+  VSC_ASSIGN_OR_RETURN(auto cluster, LocalCluster::Start(co));
+  VSC_RETURN_IF_ERROR(cluster->WaitAllActive(std::chrono::seconds(30)));
+  const Duration converge = std::chrono::seconds(60);
+  VSC_RETURN_IF_ERROR(WaitConverged(*cluster, options.real_servers, clock, converge));
+  VSC_ASSIGN_OR_RETURN(auto key, proto::ClusterKey::FromFile(cluster->key_file()));
+  const std::string write_target = "127.0.0.1:" + std::to_string(cluster->write_port());
+
+  std::vector<Step> steps;
+  uint64_t seed = 1;
+  auto write_step = [&](const std::string& name, WriteOp op, int batch, int concurrency,
+                        double rate) -> Result<WriteBenchReport> {
+    WriteBenchOptions wo;
+    wo.target = write_target;
+    wo.op = op;
+    wo.batch = batch;
+    wo.concurrency = concurrency;
+    wo.rate = rate;
+    wo.duration_s = o.duration_s;
+    wo.max_id = o.records;
+    wo.seed = seed++;
+    log(fmt::format("  {}: {} batch {} concurrency {}{} for {:.1f} s", name, WriteOpName(op), batch,
+                    concurrency, rate > 0 ? fmt::format(" at {:.0f} writes/s", rate) : "",
+                    o.duration_s));
+    VSC_ASSIGN_OR_RETURN(auto r, RunWriteBench(wo, key, clock, [&](const WriteProgress& p) {
+                           log("    " + p.ToString());
+                         }));
+    VSC_RETURN_IF_ERROR(WaitConverged(*cluster, options.real_servers, clock, converge));
+    steps.push_back({name, r});
+    return r;
+  };
+
+  // 1. One statement per request, closed loop.
+  double single_max[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    VSC_ASSIGN_OR_RETURN(auto r, write_step("single", kOps[i], 1, options.concurrency, 0));
+    single_max[i] = r.writes_per_s;
+  }
+  // 2. Batching writers.
+  double batched[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    VSC_ASSIGN_OR_RETURN(auto r, write_step("batched", kOps[i], options.batch,
+                                            options.batch_concurrency, 0));
+    batched[i] = r.writes_per_s;
+  }
+  // 3. Latency at a fixed share of each op's single-statement maximum.
+  WriteBenchReport latency[3];
+  for (int i = 0; i < 3; ++i) {
+    const double rate = std::max(1.0, single_max[i] * options.latency_load_pct / 100);
+    VSC_ASSIGN_OR_RETURN(latency[i], write_step("latency", kOps[i], 1, options.concurrency, rate));
+  }
+
+  // 4. Mixed: lookups through the director alone, then under a steady update flow.
+  LookupBenchOptions lo;
+  lo.target = "udp://127.0.0.1:" + std::to_string(cluster->lookup_port());
+  lo.duration_s = o.duration_s;
+  lo.concurrency = o.concurrency;
+  lo.min_ids = o.min_ids;
+  lo.max_ids = o.max_ids;
+  lo.max_id = o.records;
+  lo.timeout = std::chrono::microseconds(static_cast<int64_t>(o.timeout_ms * 1000));
+  log(fmt::format("  mixed: lookups alone ({} workers) for {:.1f} s", lo.concurrency, lo.duration_s));
+  VSC_ASSIGN_OR_RETURN(auto read_only, RunLookupBench(lo, clock, [](const ProgressLine&) {}));
+  log(fmt::format("    {:.0f} lookups/s", read_only.lookups_per_s));
+
+  WriteBenchOptions bg;
+  bg.target = write_target;
+  bg.op = WriteOp::kUpdate;
+  bg.rate = options.mixed_update_rate;
+  bg.concurrency = 4;
+  bg.duration_s = o.duration_s + 1;  // covers the whole lookup period
+  bg.max_id = o.records;
+  bg.seed = seed++;
+  Result<WriteBenchReport> updates = Unavailable("not run");
+  std::thread updater([&] { updates = RunWriteBench(bg, key, clock, [](const WriteProgress&) {}); });
+  // The updates start first so the lookups see them from their first second.
+  Pause(500);
+  log(fmt::format("  mixed: lookups while {:.0f} updates/s flow", options.mixed_update_rate));
+  auto mixed = RunLookupBench(lo, clock, [](const ProgressLine&) {});
+  updater.join();
+  VSC_RETURN_IF_ERROR(mixed.status());
+  VSC_RETURN_IF_ERROR(updates.status());
+  log(fmt::format("    {:.0f} lookups/s, {:.0f} updates/s committed", mixed->lookups_per_s,
+                  updates->writes_per_s));
+  VSC_RETURN_IF_ERROR(WaitConverged(*cluster, options.real_servers, clock, converge));
+  const double mixed_pct =
+      read_only.lookups_per_s > 0 ? 100 * mixed->lookups_per_s / read_only.lookups_per_s : 0;
+
+  // 5. Every replica equal at the end.
+  VSC_ASSIGN_OR_RETURN(json verify, Verify(*cluster, clock));
+  cluster->Stop();
+
+  // ---- the table ----
+  std::string t = fmt::format(
+      "replication: director + {} real servers, {} records, policy {}, {:.1f} s per step, "
+      "{} CPUs online\n",
+      options.real_servers, o.records, options.commit_policy, o.duration_s,
+      std::thread::hardware_concurrency());
+  t += fmt::format("  {:<34} {:>12} {:>12} {:>12}\n", "committed writes/s", "insert", "update",
+                   "delete");
+  t += fmt::format("  {:<34} {:>12.0f} {:>12.0f} {:>12.0f}\n",
+                   fmt::format("single, concurrency {}", options.concurrency), single_max[0],
+                   single_max[1], single_max[2]);
+  t += fmt::format("  {:<34} {:>12.0f} {:>12.0f} {:>12.0f}\n",
+                   fmt::format("batch {}, concurrency {}", options.batch, options.batch_concurrency),
+                   batched[0], batched[1], batched[2]);
+  t += fmt::format("  {:<34} {:>12} {:>12} {:>12}\n",
+                   fmt::format("p50 / p99 µs at {:.0f} % of single", options.latency_load_pct),
+                   fmt::format("{:.0f}/{:.0f}", latency[0].p50_us, latency[0].p99_us),
+                   fmt::format("{:.0f}/{:.0f}", latency[1].p50_us, latency[1].p99_us),
+                   fmt::format("{:.0f}/{:.0f}", latency[2].p50_us, latency[2].p99_us));
+  t += fmt::format("  {:<34} {:>12.0f} {:>12.0f} {:>12.0f}\n", "  offered writes/s",
+                   latency[0].rate, latency[1].rate, latency[2].rate);
+  t += fmt::format("  {:<34} {:>12.0f} {:>12.0f} {:>12.0f}\n", "  committed writes/s",
+                   latency[0].writes_per_s, latency[1].writes_per_s, latency[2].writes_per_s);
+  uint64_t errors = 0, lost = 0;
+  for (const Step& s : steps) {
+    errors += s.report.error_answers;
+    lost += s.report.lost;
+  }
+  t += fmt::format("  {:<34} {:>12} {:>12}\n", "error answers / lost requests", errors, lost);
+  t += fmt::format("  {:<34} {:>12.0f}\n", "lookups/s through the director", read_only.lookups_per_s);
+  t += fmt::format("  {:<34} {:>12.0f}   ({:.0f} updates/s committed)\n",
+                   fmt::format("  while {:.0f} updates/s flow", options.mixed_update_rate),
+                   mixed->lookups_per_s, updates->writes_per_s);
+  t += fmt::format("  {:<34} {:>11.1f} %\n", "  ratio", mixed_pct);
+  t += fmt::format("  {:<34} {:>12}\n", "verify (every replica equal)",
+                   verify.value("ok", false) ? "OK" : "MISMATCH");
+  const double best_batched = *std::max_element(batched, batched + 3);
+  const double worst_single = *std::min_element(single_max, single_max + 3);
+  const bool batched_met = best_batched >= kTargetBatched;
+  const bool single_met = worst_single >= kTargetSingle;
+  const bool mixed_met = mixed_pct >= kTargetMixedPct;
+  t += fmt::format("  target >= 100000 committed writes/s batched: {}\n", Verdict(batched_met));
+  t += fmt::format("  target >= 20000 committed writes/s single at concurrency {} (every op): {}\n",
+                   options.concurrency, Verdict(single_met));
+  t += fmt::format("  target mixed >= 95 % of read-only: {}\n", Verdict(mixed_met));
+
+  ScenarioReport r;
+  r.name = "replication";
+  r.table = std::move(t);
+  json step_json = json::array();
+  for (const Step& s : steps) step_json.push_back(StepJson(s));
+  r.json = {{"scenario", r.name},
+            {"options",
+             {{"db", o.db_path},
+              {"records", o.records},
+              {"duration_s", o.duration_s},
+              {"real_servers", options.real_servers},
+              {"commit_policy", options.commit_policy},
+              {"concurrency", options.concurrency},
+              {"batch", options.batch},
+              {"batch_concurrency", options.batch_concurrency},
+              {"latency_load_pct", options.latency_load_pct},
+              {"mixed_update_rate", options.mixed_update_rate},
+              {"lookup_concurrency", o.concurrency},
+              {"cpus_online", std::thread::hardware_concurrency()}}},
+            {"single_writes_per_s",
+             {{"insert", single_max[0]}, {"update", single_max[1]}, {"delete", single_max[2]}}},
+            {"batched_writes_per_s",
+             {{"insert", batched[0]}, {"update", batched[1]}, {"delete", batched[2]}}},
+            {"mixed",
+             {{"read_only_lookups_per_s", read_only.lookups_per_s},
+              {"mixed_lookups_per_s", mixed->lookups_per_s},
+              {"updates_per_s", updates->writes_per_s},
+              {"ratio_pct", mixed_pct},
+              {"read_only", json::parse(read_only.ToJson())},
+              {"with_updates", json::parse(mixed->ToJson())},
+              {"updates", json::parse(updates->ToJson())}}},
+            {"steps", step_json},
+            {"verify", verify},
+            {"targets",
+             {{"batched_met", batched_met}, {"single_met", single_met}, {"mixed_met", mixed_met}}}};
+  return r;
+}
+
+}  // namespace vsc::bench
