@@ -15,7 +15,7 @@ namespace {
 
 class UdpChannel final : public LookupChannel {
  public:
-  UdpChannel(client::UniqueFd fd, sockaddr_in target) : fd_(std::move(fd)), target_(target) {
+  UdpChannel(UniqueFd fd, sockaddr_in target) : fd_(std::move(fd)), target_(target) {
     for (size_t i = 0; i < kBatch; ++i) {
       iov_[i] = {bufs_[i].data(), bufs_[i].size()};
       msgs_[i].msg_hdr.msg_iov = &iov_[i];
@@ -50,17 +50,17 @@ class UdpChannel final : public LookupChannel {
 
  private:
   static constexpr size_t kBatch = 32;
-  client::UniqueFd fd_;
+  UniqueFd fd_;
   sockaddr_in target_;
   std::array<std::array<uint8_t, proto::kMaxLookupDatagram>, kBatch> bufs_;
   std::array<iovec, kBatch> iov_;
   std::array<mmsghdr, kBatch> msgs_{};
 };
 
-Result<client::UniqueFd> ConnectTcp(const sockaddr_in& target, Duration timeout,
+Result<UniqueFd> ConnectTcp(const sockaddr_in& target, Duration timeout,
                                     const Clock& clock) {
   const std::string where = "connect " + client::FormatAddress(target);
-  client::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) return ErrnoStatus("socket(tcp)", errno);
   const int one = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -88,7 +88,7 @@ Result<client::UniqueFd> ConnectTcp(const sockaddr_in& target, Duration timeout,
 
 class TcpChannel final : public LookupChannel {
  public:
-  TcpChannel(client::UniqueFd fd, sockaddr_in target, Duration connect_timeout,
+  TcpChannel(UniqueFd fd, sockaddr_in target, Duration connect_timeout,
              const Clock& clock)
       : fd_(std::move(fd)), target_(target), connect_timeout_(connect_timeout), clock_(clock) {}
 
@@ -152,7 +152,7 @@ class TcpChannel final : public LookupChannel {
     return why.Annotate("lookup over tcp to " + client::FormatAddress(target_));
   }
 
-  client::UniqueFd fd_;
+  UniqueFd fd_;
   sockaddr_in target_;
   Duration connect_timeout_;
   const Clock& clock_;
@@ -169,11 +169,11 @@ Result<std::unique_ptr<LookupChannel>> LookupChannel::Open(client::Transport tra
                                                            Duration connect_timeout,
                                                            const Clock& clock) {
   if (transport == client::Transport::kTcp) {
-    VSC_ASSIGN_OR_RETURN(client::UniqueFd fd, ConnectTcp(target, connect_timeout, clock));
+    VSC_ASSIGN_OR_RETURN(UniqueFd fd, ConnectTcp(target, connect_timeout, clock));
     return std::unique_ptr<LookupChannel>(
         std::make_unique<TcpChannel>(std::move(fd), target, connect_timeout, clock));
   }
-  client::UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) return ErrnoStatus("socket(udp)", errno);
   // Bursts of answers in open-loop mode must not overflow the default receive buffer.
   const int size = 4 << 20;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "client/lookup_target.h"
-#include "client/unique_fd.h"
+#include "common/unique_fd.h"
 #include "common/clock.h"
 #include "common/status.h"
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "bench/local_cluster.h"
 #include "bench/lookup_bench.h"
 #include "bench/write_bench.h"
+#include "common/subprocess.h"
 #include "proto/cluster_key.h"
 
 namespace vsc::bench {
@@ -66,6 +68,35 @@ Result<json> Verify(LocalCluster& cluster, const Clock& clock) {
     if (clock.Now() >= deadline) return Unavailable("verify did not complete");
     Pause(50);
   }
+}
+
+// CPU time used so far by the director, the real servers together and this process.
+struct Cpu {
+  double director_s = 0, servers_s = 0, self_s = 0;
+  Cpu operator-(const Cpu& o) const {
+    return {director_s - o.director_s, servers_s - o.servers_s, self_s - o.self_s};
+  }
+};
+
+double Secs(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+Result<Cpu> SampleCpu(LocalCluster& cluster) {
+  Cpu c;
+  VSC_ASSIGN_OR_RETURN(Duration d, ProcessCpuTime(cluster.director_pid()));
+  c.director_s = Secs(d);
+  for (int i = 0; i < cluster.size(); ++i) {
+    VSC_ASSIGN_OR_RETURN(Duration s, ProcessCpuTime(cluster.server_pid(i)));
+    c.servers_s += Secs(s);
+  }
+  VSC_ASSIGN_OR_RETURN(Duration self, ProcessCpuTime(::getpid()));
+  c.self_s = Secs(self);
+  return c;
+}
+
+json CpuJson(const Cpu& c, double seconds) {
+  return {{"director_cores", c.director_s / seconds},
+          {"servers_cores", c.servers_s / seconds},
+          {"loadgen_cores", c.self_s / seconds}};
 }
 
 struct Step {
@@ -189,7 +220,11 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
   lo.max_id = o.records;
   lo.timeout = std::chrono::microseconds(static_cast<int64_t>(o.timeout_ms * 1000));
   log(fmt::format("  mixed: lookups alone ({} workers) for {:.1f} s", lo.concurrency, lo.duration_s));
+  VSC_ASSIGN_OR_RETURN(Cpu ro0, SampleCpu(*cluster));
+  const TimePoint ro_start = clock.Now();
   VSC_ASSIGN_OR_RETURN(auto read_only, RunLookupBench(lo, clock, [](const ProgressLine&) {}));
+  VSC_ASSIGN_OR_RETURN(Cpu ro1, SampleCpu(*cluster));
+  const double ro_secs = Secs(clock.Now() - ro_start);
   log(fmt::format("    {:.0f} lookups/s", read_only.lookups_per_s));
 
   WriteBenchOptions bg;
@@ -205,8 +240,14 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
   // The updates start first so the lookups see them from their first second.
   Pause(500);
   log(fmt::format("  mixed: lookups while {:.0f} updates/s flow", options.mixed_update_rate));
+  auto mx0 = SampleCpu(*cluster);
+  const TimePoint mx_start = clock.Now();
   auto mixed = RunLookupBench(lo, clock, [](const ProgressLine&) {});
+  auto mx1 = SampleCpu(*cluster);
+  const double mx_secs = Secs(clock.Now() - mx_start);
   updater.join();
+  VSC_RETURN_IF_ERROR(mx0.status());
+  VSC_RETURN_IF_ERROR(mx1.status());
   VSC_RETURN_IF_ERROR(mixed.status());
   VSC_RETURN_IF_ERROR(updates.status());
   log(fmt::format("    {:.0f} lookups/s, {:.0f} updates/s committed", mixed->lookups_per_s,
@@ -253,6 +294,13 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
                    fmt::format("  while {:.0f} updates/s flow", options.mixed_update_rate),
                    mixed->lookups_per_s, updates->writes_per_s);
   t += fmt::format("  {:<34} {:>11.1f} %\n", "  ratio", mixed_pct);
+  const Cpu ro_cpu = ro1 - ro0, mx_cpu = *mx1 - *mx0;
+  t += fmt::format("  {:<34} {:>12} {:>12} {:>12}\n", "CPU cores in use", "director", "real servers",
+                   "load gen");
+  t += fmt::format("  {:<34} {:>12.2f} {:>12.2f} {:>12.2f}\n", "  lookups alone",
+                   ro_cpu.director_s / ro_secs, ro_cpu.servers_s / ro_secs, ro_cpu.self_s / ro_secs);
+  t += fmt::format("  {:<34} {:>12.2f} {:>12.2f} {:>12.2f}\n", "  lookups + updates",
+                   mx_cpu.director_s / mx_secs, mx_cpu.servers_s / mx_secs, mx_cpu.self_s / mx_secs);
   t += fmt::format("  {:<34} {:>12}\n", "verify (every replica equal)",
                    verify.value("ok", false) ? "OK" : "MISMATCH");
   const double best_batched = *std::max_element(batched, batched + 3);
@@ -293,6 +341,8 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
               {"mixed_lookups_per_s", mixed->lookups_per_s},
               {"updates_per_s", updates->writes_per_s},
               {"ratio_pct", mixed_pct},
+              {"cpu_read_only", CpuJson(ro1 - ro0, ro_secs)},
+              {"cpu_mixed", CpuJson(*mx1 - *mx0, mx_secs)},
               {"read_only", json::parse(read_only.ToJson())},
               {"with_updates", json::parse(mixed->ToJson())},
               {"updates", json::parse(updates->ToJson())}}},

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "client/unique_fd.h"
+#include "common/unique_fd.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "proto/cluster_key.h"

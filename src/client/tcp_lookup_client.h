@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "client/unique_fd.h"
+#include "common/unique_fd.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "proto/frame.h"

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/unique_fd.h"
+
 namespace vsc::proto {
 namespace {
 
@@ -31,21 +33,6 @@ std::string OctalMode(mode_t mode) {
   std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(mode & 07777));
   return buf;
 }
-
-// Closes the descriptor on every return path.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -80,7 +67,7 @@ Result<ClusterKey> ClusterKey::FromHex(std::string_view hex) {
 }
 
 Result<ClusterKey> ClusterKey::FromFile(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     const int err = errno;
     if (err == ENOENT) return NotFound("cluster key file " + path + " does not exist");
@@ -151,7 +138,7 @@ Result<ClusterKey> ClusterKey::Generate() {
 }
 
 Status ClusterKey::WriteFile(const std::string& path) const {
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (fd.get() < 0) {
     const int err = errno;
     if (err == EEXIST) {

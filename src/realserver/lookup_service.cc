@@ -11,6 +11,7 @@
 #include "net/port_pair.h"
 #include "proto/frame.h"
 #include "proto/lookup_codec.h"
+#include "realserver/forwarding.h"
 
 namespace vsc::realserver {
 namespace {
@@ -73,9 +74,6 @@ void LookupService::Stop() {
   if (http_) http_->Stop();
 }
 
-bool LookupService::Trusted(uint32_t ip) const {
-  return std::find(trusted_.begin(), trusted_.end(), ip) != trusted_.end();
-}
 
 size_t LookupService::Answer(std::span<const uint8_t> request, std::span<uint8_t> out) {
   auto req = proto::DecodeRequest(request);
@@ -118,25 +116,18 @@ void LookupService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch&
   // Never held across a wait, so writers and checkpoints are not held back.
   const bool batched = in.size() > 1 && reader_ && reader_->BeginBatch().ok();
   for (net::Datagram& d : in) {
-    std::span<const uint8_t> payload = d.data;
-    sockaddr_in reply_to = d.peer;
-    if (proto::HasForwardHeader(payload)) {
-      auto header = proto::DecodeForwardHeader(payload);
-      if (!header.ok()) {
-        counters_.dropped_malformed.Add();
-        continue;
-      }
-      // Only the director may name another address to answer; anyone else could use this
-      // server to reflect traffic at a victim.
-      if (!Trusted(ntohl(d.peer.sin_addr.s_addr))) {
-        counters_.dropped_untrusted.Add();
-        continue;
-      }
-      counters_.forwarded.Add();
-      reply_to.sin_addr.s_addr = htonl(header->client_ip);
-      reply_to.sin_port = htons(header->client_port);
-      payload = payload.subspan(proto::kForwardHeaderSize);
+    const Inbound inbound = ResolveForwarding(d.data, d.peer, trusted_);
+    if (inbound.verdict == Inbound::Verdict::kMalformed) {
+      counters_.dropped_malformed.Add();
+      continue;
     }
+    if (inbound.verdict == Inbound::Verdict::kUntrusted) {
+      counters_.dropped_untrusted.Add();
+      continue;
+    }
+    if (inbound.verdict == Inbound::Verdict::kForwarded) counters_.forwarded.Add();
+    std::span<const uint8_t> payload = inbound.payload;
+    const sockaddr_in& reply_to = inbound.reply_to;
     std::span<uint8_t> buf = out.Prepare(proto::kMaxResponseSize);
     size_t n = Answer(payload, buf);
     if (n > 0) out.Commit(n, reply_to);

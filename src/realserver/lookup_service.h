@@ -74,7 +74,6 @@ class LookupService {
   size_t Answer(std::span<const uint8_t> request, std::span<uint8_t> out);
   net::HttpResponse HandleHttp(const net::HttpRequest& request);
   static asio::awaitable<void> TcpSession(LookupService* self, asio::ip::tcp::socket socket);
-  bool Trusted(uint32_t ip) const;
 
   asio::io_context& io_;
   const Clock& clock_;

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/unique_fd.h"
 #include "net/http_response_parser.h"
 #include "proto/auth.h"
 #include "replication/digest.h"
@@ -67,20 +68,6 @@ Result<replication::Digest> ParseDigestHex(std::string_view hex) {
   return d;
 }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 Result<sockaddr_in> Resolve(const std::string& host, uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
@@ -101,7 +88,7 @@ Result<sockaddr_in> Resolve(const std::string& host, uint16_t port) {
 Result<int> ConnectWithTimeout(const sockaddr_in& addr, Duration timeout, const std::string& what) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return ErrnoStatus(what + ": socket", errno);
-  Fd guard(fd);
+  UniqueFd guard(fd);
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 &&
       errno != EINPROGRESS) {
     return Unavailable(what + ": connect: " + std::strerror(errno));
@@ -259,7 +246,7 @@ Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_
   const std::string what = "snapshot from " + host + ":" + std::to_string(port);
   VSC_ASSIGN_OR_RETURN(sockaddr_in addr, Resolve(host, port));
   VSC_ASSIGN_OR_RETURN(int raw, ConnectWithTimeout(addr, timeout, what));
-  Fd fd(raw);
+  UniqueFd fd(raw);
   const std::string request = std::string("GET ") + kSnapshotPath + " HTTP/1.1\r\nHost: " + host +
                               "\r\nAuthorization: Bearer " + std::string(token) +
                               "\r\nConnection: close\r\n\r\n";

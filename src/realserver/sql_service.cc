@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "proto/lookup_codec.h"
+#include "realserver/forwarding.h"
 #include "realserver/read_response_builder.h"
 
 namespace vsc::realserver {
@@ -44,30 +45,21 @@ Status SqlService::ReopenReader() {
   return Status::Ok();
 }
 
-bool SqlService::Trusted(uint32_t ip) const {
-  return std::find(trusted_.begin(), trusted_.end(), ip) != trusted_.end();
-}
 
 void SqlService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& out) {
   for (net::Datagram& d : in) {
-    std::span<const uint8_t> payload = d.data;
-    sockaddr_in reply_to = d.peer;
-    if (proto::HasForwardHeader(payload)) {
-      auto header = proto::DecodeForwardHeader(payload);
-      if (!header.ok()) {
-        counters_.dropped_malformed.Add();
-        continue;
-      }
-      // Only the director may name another address to answer (no reflection through us).
-      if (!Trusted(ntohl(d.peer.sin_addr.s_addr))) {
-        counters_.dropped_untrusted.Add();
-        continue;
-      }
-      counters_.forwarded.Add();
-      reply_to.sin_addr.s_addr = htonl(header->client_ip);
-      reply_to.sin_port = htons(header->client_port);
-      payload = payload.subspan(proto::kForwardHeaderSize);
+    const Inbound inbound = ResolveForwarding(d.data, d.peer, trusted_);
+    if (inbound.verdict == Inbound::Verdict::kMalformed) {
+      counters_.dropped_malformed.Add();
+      continue;
     }
+    if (inbound.verdict == Inbound::Verdict::kUntrusted) {
+      counters_.dropped_untrusted.Add();
+      continue;
+    }
+    if (inbound.verdict == Inbound::Verdict::kForwarded) counters_.forwarded.Add();
+    std::span<const uint8_t> payload = inbound.payload;
+    const sockaddr_in& reply_to = inbound.reply_to;
     auto opened = codec_.Open(payload);
     if (!opened.ok()) {
       if (opened.status().code() == Code::kUnauthenticated) {

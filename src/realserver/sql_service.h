@@ -57,7 +57,6 @@ class SqlService {
 
  private:
   void HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& out);
-  bool Trusted(uint32_t ip) const;
 
   asio::io_context& io_;
   std::string replica_id_;

@@ -120,8 +120,8 @@ class BadInputTest : public ClusterTest {
 };
 
 // A blocking TCP connection to 127.0.0.1:port.
-client::UniqueFd ConnectTcp(uint16_t port) {
-  client::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+UniqueFd ConnectTcp(uint16_t port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in to{};
   to.sin_family = AF_INET;
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -241,7 +241,7 @@ TEST_F(BadInputTest, MalformedInputToARealServerIsRefusedWithoutACrash) {
 
   // TCP: a frame over the limit and a frame that is not a request both end the connection.
   for (const uint32_t length : {uint32_t{1} << 20, uint32_t{5}}) {
-    client::UniqueFd fd = ConnectTcp(port);
+    UniqueFd fd = ConnectTcp(port);
     std::vector<uint8_t> bytes = {static_cast<uint8_t>(length >> 24),
                                   static_cast<uint8_t>(length >> 16),
                                   static_cast<uint8_t>(length >> 8), static_cast<uint8_t>(length)};
@@ -356,7 +356,7 @@ TEST_F(BadInputTest, ForgedReplayedMalformedAndOversizedControlMessagesAreDroppe
   // A registration under the wrong key: unauthenticated, session closed, nobody registered.
   base = Drops();
   {
-    client::UniqueFd fd = ConnectTcp(cluster_->control_port());
+    UniqueFd fd = ConnectTcp(cluster_->control_port());
     SendAll(fd.get(), Framed(proto::Seal(*wrong_key, "intruder", 1, RegisterMessage("intruder"))));
     EXPECT_TRUE(PeerCloses(fd.get(), 2s)) << "the director kept a forged session open";
   }
@@ -369,7 +369,7 @@ TEST_F(BadInputTest, ForgedReplayedMalformedAndOversizedControlMessagesAreDroppe
   for (const uint64_t length : {uint64_t{proto::kMaxEnvelopeBytes} + 1, uint64_t{0xFFFFFFF0}}) {
     base = Drops();
     {
-      client::UniqueFd fd = ConnectTcp(cluster_->control_port());
+      UniqueFd fd = ConnectTcp(cluster_->control_port());
       const std::vector<uint8_t> header = {
           static_cast<uint8_t>(length >> 24), static_cast<uint8_t>(length >> 16),
           static_cast<uint8_t>(length >> 8), static_cast<uint8_t>(length)};
@@ -385,7 +385,7 @@ TEST_F(BadInputTest, ForgedReplayedMalformedAndOversizedControlMessagesAreDroppe
   // A frame that is not an envelope: malformed, connection closed.
   base = Drops();
   {
-    client::UniqueFd fd = ConnectTcp(cluster_->control_port());
+    UniqueFd fd = ConnectTcp(cluster_->control_port());
     const std::vector<uint8_t> junk = {'n', 'o', 't', ' ', 'a', 'n', ' ', 'e', 'n', 'v'};
     SendAll(fd.get(), Framed(junk));
     EXPECT_TRUE(PeerCloses(fd.get(), 2s));
@@ -397,7 +397,7 @@ TEST_F(BadInputTest, ForgedReplayedMalformedAndOversizedControlMessagesAreDroppe
   // sealed Register (here: one sealed with a counter far below anything rs1 has used).
   base = Drops();
   {
-    client::UniqueFd fd = ConnectTcp(cluster_->control_port());
+    UniqueFd fd = ConnectTcp(cluster_->control_port());
     SendAll(fd.get(), Framed(proto::Seal(*key, "rs1", 1, RegisterMessage("rs1"))));
     EXPECT_TRUE(PeerCloses(fd.get(), 2s));
   }

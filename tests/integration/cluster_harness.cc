@@ -161,7 +161,7 @@ Result<std::pair<int, std::string>> AdminHttpGet(uint16_t port, const std::strin
                                                  const std::string& token, Duration timeout) {
   RealClock clock;
   const TimePoint deadline = clock.Now() + timeout;
-  client::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return ErrnoStatus("socket", errno);
   const linger reset{1, 0};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
@@ -211,7 +211,7 @@ std::vector<uint8_t> EncodeLookup(uint64_t request_id, std::span<const uint64_t>
 // ---- UdpProbe ----
 
 Result<UdpProbe> UdpProbe::Open() {
-  client::UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return ErrnoStatus("socket", errno);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "bench/local_cluster.h"
-#include "client/unique_fd.h"
+#include "common/unique_fd.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "proto/lookup_codec.h"
@@ -99,8 +99,8 @@ class UdpProbe {
   int fd() const { return fd_.get(); }
 
  private:
-  UdpProbe(client::UniqueFd fd, uint16_t port) : fd_(std::move(fd)), local_port_(port) {}
-  client::UniqueFd fd_;
+  UdpProbe(UniqueFd fd, uint16_t port) : fd_(std::move(fd)), local_port_(port) {}
+  UniqueFd fd_;
   uint16_t local_port_ = 0;
 };
 
