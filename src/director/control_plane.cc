@@ -163,6 +163,13 @@ Status ControlPlane::Remove(const std::string& id, TimePoint now) {
   return Status::Ok();
 }
 
+Status ControlPlane::BeginCatchUp(const std::string& id, const std::string& reason,
+                                  TimePoint now) {
+  VSC_ASSIGN_OR_RETURN(auto transitions, membership_.BeginCatchUp(id, reason, now));
+  Log(transitions);
+  return Status::Ok();
+}
+
 Status ControlPlane::SetScheduler(const std::string& name) {
   auto made = sched::MakeScheduler(name);
   if (!made.ok()) return made.status();

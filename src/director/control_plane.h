@@ -49,6 +49,8 @@ class ControlPlane {
   Status Drain(const std::string& id, TimePoint now);
   Status Remove(const std::string& id, TimePoint now);
   Status SetScheduler(const std::string& name);
+  // Replication: the server's data is unusable until it has caught up (no new work).
+  Status BeginCatchUp(const std::string& id, const std::string& reason, TimePoint now);
   Status SetPersistence(uint32_t timeout_s, uint32_t netmask);
 
   // True when the published view is out of date: membership or settings changed, or load figures

@@ -427,6 +427,11 @@ void Replicator::OrderSnapshot(Replica& r, ReplicationState state, const std::st
   r.snapshot_sent = false;
   r.snapshot_peer.clear();
   Decide(tracker_.Forget(r.id));
+  // Its data must not be served (lookups included) until it has caught up again. A server that
+  // is DOWN or DRAINING takes no work anyway: nothing to change.
+  if (plane_.BeginCatchUp(r.id, "replication: " + reason, clock_.Now()).ok()) {
+    Notify(membership_changed_);
+  }
   SendSnapshotOrders();
   Notify(progress_);
 }

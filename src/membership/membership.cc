@@ -287,6 +287,32 @@ Status Membership::SetWeight(std::string_view id, uint32_t weight) {
   return Status::Ok();
 }
 
+Result<std::vector<Transition>> Membership::BeginCatchUp(std::string_view id, std::string reason,
+                                                         TimePoint now) {
+  std::vector<Transition> out;
+  Entry* e = FindEntry(id);
+  if (e == nullptr) return NotFound("no real server '" + std::string(id) + "'");
+  switch (e->rec.state) {
+    case State::kActive:
+    case State::kBusy:
+    case State::kSilent:
+      e->catch_up_pending = true;
+      Move(*e, State::kCatchingUp, std::move(reason), now, out);
+      return out;
+    case State::kJoining:
+      e->catch_up_pending = true;
+      return out;
+    case State::kCatchingUp:
+      return out;
+    case State::kDown:
+    case State::kDraining:
+    case State::kRemoved:
+      break;
+  }
+  return FailedPrecondition("real server '" + std::string(id) + "' is " +
+                            std::string(StateName(e->rec.state)) + ": it takes no work anyway");
+}
+
 std::vector<Transition> Membership::CatchUpDone(std::string_view id, TimePoint now) {
   std::vector<Transition> out;
   Entry* e = FindEntry(id);

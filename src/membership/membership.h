@@ -105,6 +105,13 @@ class Membership {
   // Operator weight, 0..kMaxWeight (InvalidArgument above, NotFound for an unknown id).
   Status SetWeight(std::string_view id, uint32_t weight);
 
+  // Replication found the server's data unusable (diverged, or it must copy a snapshot): ACTIVE,
+  // BUSY or SILENT -> CATCHING_UP at once (no new work) until CatchUpDone. JOINING only records
+  // the need, so its first heartbeat leads to CATCHING_UP. NotFound for an unknown id;
+  // FailedPrecondition for DOWN, DRAINING (no work anyway) and REMOVED.
+  Result<std::vector<Transition>> BeginCatchUp(std::string_view id, std::string reason,
+                                               TimePoint now);
+
   // Replication reports the server caught up: CATCHING_UP -> ACTIVE. Before the first heartbeat
   // (JOINING) it only clears the need, so that heartbeat moves the server to ACTIVE.
   std::vector<Transition> CatchUpDone(std::string_view id, TimePoint now);

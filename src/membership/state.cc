@@ -39,15 +39,15 @@ bool IsAllowedTransition(State from, State to) {
              to == S::kDraining;
     case S::kCatchingUp:
       return to == S::kActive || to == S::kJoining || to == S::kDown || to == S::kDraining;
-    case S::kActive:
+    case S::kActive:  // ... or replication finds its data unusable (BeginCatchUp)
       return to == S::kBusy || to == S::kSilent || to == S::kJoining || to == S::kDown ||
-             to == S::kDraining;
+             to == S::kDraining || to == S::kCatchingUp;
     case S::kBusy:
       return to == S::kActive || to == S::kSilent || to == S::kJoining || to == S::kDown ||
-             to == S::kDraining;
-    case S::kSilent:  // heartbeats resume (possibly FULL), restart, death, drain
+             to == S::kDraining || to == S::kCatchingUp;
+    case S::kSilent:  // heartbeats resume (possibly FULL), restart, death, drain, catch-up
       return to == S::kActive || to == S::kBusy || to == S::kJoining || to == S::kDown ||
-             to == S::kDraining;
+             to == S::kDraining || to == S::kCatchingUp;
     case S::kDown:
       return to == S::kJoining || to == S::kRemoved;
     case S::kDraining:

@@ -430,3 +430,44 @@ TEST(MembershipDeathTest, InvalidConfigAborts) {
 
 }  // namespace
 }  // namespace vsc::membership
+
+namespace vsc::membership {
+namespace {
+
+TEST(MembershipTest, BeginCatchUpTakesAnActiveServerOutOfServiceUntilCaughtUp) {
+  Membership m = ActiveServer();
+  const uint64_t v0 = m.version();
+  auto ts = m.BeginCatchUp("rs1", "replication: diverged at seq 7", T(10));
+  ASSERT_TRUE(ts.ok());
+  EXPECT_EQ(ExpectOne(*ts, State::kActive, State::kCatchingUp), "replication: diverged at seq 7");
+  EXPECT_FALSE(AcceptsNewWork(StateOf(m, "rs1")));
+  EXPECT_GT(m.version(), v0);
+  // Heartbeats do not bring it back; only CatchUpDone does.
+  EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 1, 2), T(20)).empty());
+  EXPECT_EQ(StateOf(m, "rs1"), State::kCatchingUp);
+  EXPECT_EQ(ExpectOne(m.CatchUpDone("rs1", T(30)), State::kCatchingUp, State::kActive),
+            "caught up (applied seq 0)");
+  // Again: a second call while catching up changes nothing.
+  ASSERT_TRUE(m.BeginCatchUp("rs1", "again", T(40)).ok());
+  EXPECT_TRUE(m.BeginCatchUp("rs1", "again", T(41))->empty());
+}
+
+TEST(MembershipTest, BeginCatchUpOnJoiningWaitsForTheFirstHeartbeat) {
+  Membership m(Config{});
+  (void)m.Register(Reg("rs1"), T(0));
+  auto ts = m.BeginCatchUp("rs1", "snapshot needed", T(1));
+  ASSERT_TRUE(ts.ok());
+  EXPECT_TRUE(ts->empty());
+  EXPECT_EQ(ExpectOne(m.OnHeartbeat(Hb("rs1", 1, 1), T(2)), State::kJoining, State::kCatchingUp),
+            "first heartbeat; catching up");
+}
+
+TEST(MembershipTest, BeginCatchUpRefusesServersThatTakeNoWork) {
+  Membership m = ActiveServer();
+  EXPECT_EQ(m.BeginCatchUp("nope", "x", T(1)).status().code(), Code::kNotFound);
+  (void)m.OnSessionClosed("rs1", T(2));
+  EXPECT_EQ(m.BeginCatchUp("rs1", "x", T(3)).status().code(), Code::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace vsc::membership
