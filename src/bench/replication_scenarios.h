@@ -38,6 +38,7 @@ struct ReplicationBenchOptions {
   int batch_concurrency = 16;  // writers in the batched step
   double latency_load_pct = 50;
   double mixed_update_rate = 1000;  // updates/s during the mixed step
+  bool mixed_only = false;          // skip the write steps (single, batched, latency)
 };
 
 Status CheckReplicationBenchOptions(const ReplicationBenchOptions& options);

@@ -49,6 +49,8 @@ void AddBenchReplicationCommands(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--mixed-update-rate", o.mixed_update_rate, "updates/s during the mixed step")
       ->capture_default_str();
+  cmd->add_flag("--mixed-only", o.mixed_only,
+                "only the mixed step and the final verify (the write figures print as 0)");
   cmd->add_option("--lookup-concurrency", o.common.concurrency, "lookup load generator threads")
       ->capture_default_str();
   cmd->add_option("--director-workers", o.common.director_workers, "director data-plane threads")
