@@ -324,6 +324,7 @@ struct WriteHistory {
   std::map<uint64_t, std::vector<Write>> by_id;
   uint64_t acked = 0, uncertain = 0, refused = 0;
   std::vector<std::string> invalid;  // refusals as invalid (must stay empty)
+  std::map<std::string, uint64_t> refusals;  // by the error text
 };
 
 TEST_F(ReplicationTest, AcknowledgedWritesSurviveKillingAServerAndTheDirector) {
@@ -396,6 +397,7 @@ TEST_F(ReplicationTest, AcknowledgedWritesSurviveKillingAServerAndTheDirector) {
           acked_total.fetch_add(1);
         } else if (r.ok() && r->code() != kUnknown && r->code() < 0) {
           ++h.refused;  // refused before sequencing: applied nowhere
+          ++h.refusals[r->error()];
           // A valid statement is only ever refused for the cluster's state, never as invalid.
           if (r->code() == kRefused) h.invalid.push_back(r->error());
         } else {
@@ -469,6 +471,13 @@ TEST_F(ReplicationTest, AcknowledgedWritesSurviveKillingAServerAndTheDirector) {
     refused += h.refused;
     EXPECT_TRUE(h.invalid.empty()) << h.invalid.size() << " valid writes refused, e.g. "
                                    << h.invalid.front();
+  }
+  std::map<std::string, uint64_t> refusals;
+  for (const auto& h : histories) {
+    for (const auto& [why, n] : h.refusals) refusals[why] += n;
+  }
+  for (const auto& [why, n] : refusals) {
+    std::printf("refused as '%s': %llu\n", why.c_str(), static_cast<unsigned long long>(n));
   }
   std::printf("writes: %llu acknowledged, %llu uncertain, %llu refused\n",
               static_cast<unsigned long long>(acked), static_cast<unsigned long long>(uncertain),
