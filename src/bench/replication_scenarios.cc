@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -21,7 +20,6 @@ namespace vsc::bench {
 namespace {
 
 using json = nlohmann::json;
-namespace fs = std::filesystem;
 
 constexpr WriteOp kOps[] = {WriteOp::kInsert, WriteOp::kUpdate, WriteOp::kDelete};
 constexpr double kTargetBatched = 100'000;
@@ -132,20 +130,6 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
   VSC_RETURN_IF_ERROR(CheckReplicationBenchOptions(options));
   const ScenarioOptions& o = options.common;
   VSC_RETURN_IF_ERROR(EnsureResourceDb(o.db_path, o.records, log));
-
-  // Every replica starts from its own identical copy of the bootstrap database (seq 0).
-  std::error_code ec;
-  fs::create_directories(o.work_dir, ec);
-  if (ec) return IoError("cannot create " + o.work_dir + ": " + ec.message());
-  for (int i = 0; i < options.real_servers; ++i) {
-    const std::string copy = o.work_dir + "/rs" + std::to_string(i + 1) + ".db";
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(copy + suffix, ec);
-    fs::copy_file(o.db_path, copy, ec);
-    if (ec) return IoError("cannot copy " + o.db_path + " to " + copy + ": " + ec.message());
-  }
-  for (const char* suffix : {"", "-wal", "-shm"}) {
-    fs::remove(o.work_dir + "/director-log.db" + suffix, ec);
-  }
 
   LocalClusterOptions co;
   co.vsc_binary = o.vsc_binary;

@@ -99,13 +99,6 @@ class ReplicationTest : public ::testing::Test {
 
   void StartCluster() {
     work_dir_ = MakeTempDir("vsc-repl-");
-    // Each replica starts from an identical copy of the bootstrap database (seq 0).
-    for (int i = 0; i < kServers; ++i) {
-      std::error_code ec;
-      fs::copy_file(SharedDbPath(), work_dir_ + "/rs" + std::to_string(i + 1) + ".db",
-                    fs::copy_options::overwrite_existing, ec);
-      ASSERT_FALSE(ec) << ec.message();
-    }
     bench::LocalClusterOptions o;
     o.vsc_binary = VSC_BINARY;
     o.work_dir = work_dir_;
