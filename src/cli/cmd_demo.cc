@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdarg>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -36,8 +37,11 @@ struct DemoOptions {
   std::string scheduler = "wlc";
 };
 
-void Say(const char* fmt, auto... args) {
-  std::printf(fmt, args...);
+__attribute__((format(printf, 1, 2))) void Say(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::vprintf(fmt, args);
+  va_end(args);
   std::fflush(stdout);
 }
 

@@ -41,7 +41,6 @@ Agent::Agent(asio::io_context& io, AgentOptions options, const proto::ClusterKey
       options_(std::move(options)),
       codec_(key),
       counter_(clock.WallMicros()),
-      clock_(clock),
       load_(load),
       timer_(io) {}
 

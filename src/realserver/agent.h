@@ -94,7 +94,6 @@ class Agent {
   proto::EnvelopeCodec codec_;
   proto::CounterSource counter_;
   proto::ReplayGuard replay_;  // messages from the director, across sessions
-  const Clock& clock_;
   LoadTracker& load_;
   AgentCounters counters_;
 
