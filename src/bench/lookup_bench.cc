@@ -20,6 +20,7 @@
 
 #include "bench/histogram.h"
 #include "bench/lookup_channel.h"
+#include "bench/worker_threads.h"
 #include "client/lookup_target.h"
 #include "common/random.h"
 #include "proto/lookup_codec.h"
@@ -326,30 +327,15 @@ Result<LookupBenchReport> RunLookupBench(const LookupBenchOptions& options, cons
   const Duration period(static_cast<int64_t>(options.duration_s * 1e9));
   const TimePoint start = clock.Now();
   const TimePoint end = start + period;
-  std::mutex mu;
-  std::condition_variable cv;
-  int running = options.concurrency;  // guarded by mu
-  std::vector<std::thread> threads;
-  for (auto& w : workers) {
-    threads.emplace_back([&, worker = w.get()] {
-      worker->Run(start, end);
-      std::lock_guard<std::mutex> lock(mu);
-      --running;
-      cv.notify_all();
-    });
-  }
+  WorkerThreads threads;
+  threads.Start(workers, start, end);
 
   LookupBenchReport report;
   Totals last;
   TimePoint last_at = start;
   for (int tick = 1;; ++tick) {
     const TimePoint next = start + std::chrono::seconds(tick);
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      const Duration wait = next - clock.Now();
-      if (wait > Duration::zero()) cv.wait_for(lock, wait, [&] { return running == 0; });
-      if (running == 0) break;
-    }
+    if (threads.WaitUntil(clock, next)) break;
     const TimePoint now = clock.Now();
     const Totals t = Sum(workers);
     const double dt = std::max(1e-9, ToSeconds(now - last_at));
@@ -370,7 +356,7 @@ Result<LookupBenchReport> RunLookupBench(const LookupBenchOptions& options, cons
     last = t;
     last_at = now;
   }
-  for (auto& t : threads) t.join();
+  threads.Join();
 
   Histogram all;
   for (const auto& w : workers) all.Merge(w->histogram());

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/histogram.h"
+#include "bench/worker_threads.h"
 #include "client/sql_client.h"
 #include "common/random.h"
 #include "net/endpoint.h"
@@ -305,29 +306,14 @@ Result<WriteBenchReport> RunWriteBench(const WriteBenchOptions& o, const proto::
   }
   const TimePoint start = clock.Now();
   const TimePoint end = start + Duration(static_cast<int64_t>(o.duration_s * 1e9));
-  std::mutex mu;
-  std::condition_variable cv;
-  int running = o.concurrency;  // guarded by mu
-  std::vector<std::thread> threads;
-  for (auto& w : workers) {
-    threads.emplace_back([&, worker = w.get()] {
-      worker->Run(start, end);
-      std::lock_guard<std::mutex> lock(mu);
-      --running;
-      cv.notify_all();
-    });
-  }
+  WorkerThreads threads;
+  threads.Start(workers, start, end);
   WriteBenchReport r;
   uint64_t last_committed = 0;
   TimePoint last = start;
   for (int tick = 1;; ++tick) {
     const TimePoint next = start + std::chrono::seconds(tick);
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      const Duration wait = next - clock.Now();
-      if (wait > Duration::zero()) cv.wait_for(lock, wait, [&] { return running == 0; });
-      if (running == 0) break;
-    }
+    if (threads.WaitUntil(clock, next)) break;
     WriteProgress p;
     const TimePoint now = clock.Now();
     p.elapsed_s = ToSeconds(now - start);
@@ -343,7 +329,7 @@ Result<WriteBenchReport> RunWriteBench(const WriteBenchOptions& o, const proto::
     r.progress.push_back(p);
     if (progress) progress(p);
   }
-  for (auto& t : threads) t.join();
+  threads.Join();
 
   Histogram h;
   for (auto& w : workers) {

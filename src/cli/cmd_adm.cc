@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/secrets.h"
+#include "cli/verify.h"
 #include "director/listing.h"
 #include "net/endpoint.h"
 #include "net/http_client.h"
@@ -98,19 +98,28 @@ void PrintReplication(const nlohmann::json& j) {
 
 // POST /v1/verify, then polls its result until every replica answered or the timeout passed.
 int RunVerify(const AdmState& st) {
-  auto started = Call(st, "POST", "/v1/verify", "{}");
-  if (!started) return 1;
-  const uint64_t seq = (*started).value("seq", 0ull);
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(st.verify_timeout_s);
-  nlohmann::json result;
-  for (;;) {
-    auto j = Call(st, "GET", "/v1/verify/" + std::to_string(seq), "");
-    if (!j) return 1;
-    result = *j;
-    if (result.value("complete", false) || std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Call() prints its errors; the Status only stops the wait.
+  auto post = [&st](const std::string& target, const nlohmann::json& body) -> Result<nlohmann::json> {
+    auto j = Call(st, "POST", target, body.dump());
+    if (!j) return Unavailable("admin request failed");
+    return *j;
+  };
+  auto get = [&st](const std::string& target) -> Result<nlohmann::json> {
+    auto j = Call(st, "GET", target, "");
+    if (!j) return Unavailable("admin request failed");
+    return *j;
+  };
+  auto awaited = AwaitVerification(
+      post, get,
+      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(st.verify_timeout_s)));
+  if (!awaited.ok()) {
+    if (awaited.status().code() != Code::kUnavailable) {
+      std::fprintf(stderr, "vsc adm: %s\n", awaited.status().ToString().c_str());
+    }
+    return 1;
   }
+  const nlohmann::json& result = *awaited;
+  const uint64_t seq = result.value("seq", 0ull);
   std::printf("checksum marker at seq %llu (%.0f ms)\n", static_cast<unsigned long long>(seq),
               result.value("elapsed_ms", 0.0));
   for (const auto& r : result["replicas"]) {

@@ -18,6 +18,7 @@
 #include "bench/write_bench.h"
 #include "proto/cluster_key.h"
 #include "cli/commands.h"
+#include "cli/verify.h"
 #include "common/clock.h"
 #include "common/subprocess.h"
 #include "director/listing.h"
@@ -239,29 +240,19 @@ int RunDemo(const DemoOptions& o) {
   Heading("5. verify: every replica's content at one sequenced point");
   Say("$ vsc adm verify\n");
   bool verified = false;
-  if (auto started_verify = cluster->AdminPost("/v1/verify", nlohmann::json::object());
-      started_verify.ok() && started_verify->contains("seq")) {
-    const std::string target = "/v1/verify/" + std::to_string((*started_verify)["seq"].get<uint64_t>());
-    const TimePoint deadline = clock.Now() + std::chrono::seconds(20);
-    Result<nlohmann::json> v = Internal("no answer");
-    do {
-      v = cluster->AdminGet(target);
-      if (v.ok() && v->value("complete", false)) break;
-      std::this_thread::sleep_until(std::chrono::steady_clock::now() + 50ms);
-    } while (clock.Now() < deadline);
-    if (v.ok()) {
-      for (const auto& r : (*v)["replicas"]) {
-        Say("  %-6s %s  %s\n", r["id"].get<std::string>().c_str(),
-            r["checksum"].get<std::string>().c_str(), r["status"].get<std::string>().c_str());
-      }
-      verified = v->value("complete", false) && v->value("ok", false);
-      Say("  at seq %llu: %s\n", static_cast<unsigned long long>((*v)["seq"].get<uint64_t>()),
-          verified ? "every replica is identical" : "NOT identical");
+  auto v = AwaitVerification(
+      [&](const std::string& t, const nlohmann::json& b) { return cluster->AdminPost(t, b); },
+      [&](const std::string& t) { return cluster->AdminGet(t); }, std::chrono::seconds(20));
+  if (v.ok()) {
+    for (const auto& r : (*v)["replicas"]) {
+      Say("  %-6s %s  %s\n", r["id"].get<std::string>().c_str(),
+          r["checksum"].get<std::string>().c_str(), r["status"].get<std::string>().c_str());
     }
+    verified = v->value("complete", false) && v->value("ok", false);
+    Say("  at seq %llu: %s\n", static_cast<unsigned long long>((*v)["seq"].get<uint64_t>()),
+        verified ? "every replica is identical" : "NOT identical");
   } else {
-    Say("  verify could not start: %s\n",
-        started_verify.ok() ? started_verify->dump().c_str()
-                            : started_verify.status().ToString().c_str());
+    Say("  verify failed: %s\n", v.status().ToString().c_str());
   }
   if (!verified || !writes.ok() || writes->committed_writes == 0) ok = false;
 

@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <charconv>
 #include <memory>
 
@@ -96,6 +97,21 @@ Result<std::vector<proto::LookupAnswer>> AnswersFromResponse(proto::LookupRespon
     }
   }
   return std::move(response.answers);
+}
+
+Result<BoundUdpSocket> OpenBoundUdpSocket() {
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return ErrnoStatus("socket(udp)", errno);
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
+    return ErrnoStatus("bind(udp)", errno);
+  }
+  socklen_t len = sizeof(local);
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) {
+    return ErrnoStatus("getsockname(udp)", errno);
+  }
+  return BoundUdpSocket{std::move(fd), ntohs(local.sin_port)};
 }
 
 }  // namespace vsc::client

@@ -2,7 +2,7 @@
 // (the dr forward header carries IPv4 only). Also the shared helpers the lookup clients and
 // the load generator use to turn a decoded response into answers or an error.
 //
-// Pure except ResolveIPv4 (getaddrinfo, blocking). Thread safe.
+// Pure except ResolveIPv4 (getaddrinfo, blocking) and OpenBoundUdpSocket. Thread safe.
 #pragma once
 
 #include <netinet/in.h>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/unique_fd.h"
 #include "proto/lookup_codec.h"
 
 namespace vsc::client {
@@ -33,6 +34,14 @@ Result<LookupTarget> ParseLookupTarget(std::string_view text);
 
 // Resolves HOST to its first IPv4 address; refuses names with no IPv4 address.
 Result<sockaddr_in> ResolveIPv4(const std::string& host, uint16_t port);
+
+// An unconnected UDP socket bound to an ephemeral port (the port is known before the first send,
+// and answers are accepted from any source: in dr mode the real server answers, not the director).
+struct BoundUdpSocket {
+  UniqueFd fd;
+  uint16_t port = 0;
+};
+Result<BoundUdpSocket> OpenBoundUdpSocket();
 
 // "127.0.0.1:7000"
 std::string FormatAddress(const sockaddr_in& addr);

@@ -268,17 +268,9 @@ Result<ReadClient> ReadClient::Open(const std::string& host, uint16_t port,
   if (timeout <= Duration::zero()) return InvalidArgument("read timeout must be positive");
   if (retries < 0) return InvalidArgument("read retries must be 0 or more");
   VSC_ASSIGN_OR_RETURN(sockaddr_in target, ResolveIPv4(host, port));
-  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return ErrnoStatus("socket(udp)", errno);
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
-    return ErrnoStatus("bind(udp)", errno);
-  }
-  socklen_t len = sizeof(local);
-  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len);
+  VSC_ASSIGN_OR_RETURN(BoundUdpSocket socket, OpenBoundUdpSocket());
   const Clock* c = clock != nullptr ? clock : &DefaultClock();
-  return ReadClient(std::move(fd), target, key, timeout, retries, c, ntohs(local.sin_port));
+  return ReadClient(std::move(socket.fd), target, key, timeout, retries, c, socket.port);
 }
 
 ReadClient::ReadClient(UniqueFd fd, sockaddr_in target, const proto::ClusterKey& key,

@@ -24,18 +24,9 @@ Result<UdpLookupClient> UdpLookupClient::Connect(const std::string& host, uint16
   if (timeout <= Duration::zero()) return InvalidArgument("lookup timeout must be positive");
   if (retries < 0) return InvalidArgument("lookup retries must be 0 or more");
   VSC_ASSIGN_OR_RETURN(sockaddr_in target, ResolveIPv4(host, port));
-  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return ErrnoStatus("socket(udp)", errno);
-  // Bind now so the local port is known before the first send (tests and logs read it).
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
-    return ErrnoStatus("bind(udp)", errno);
-  }
-  socklen_t len = sizeof(local);
-  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len);
-  return UdpLookupClient(std::move(fd), target, timeout, retries,
-                         clock != nullptr ? clock : &DefaultClock(), ntohs(local.sin_port));
+  VSC_ASSIGN_OR_RETURN(BoundUdpSocket socket, OpenBoundUdpSocket());
+  return UdpLookupClient(std::move(socket.fd), target, timeout, retries,
+                         clock != nullptr ? clock : &DefaultClock(), socket.port);
 }
 
 UdpLookupClient::UdpLookupClient(UniqueFd fd, sockaddr_in target, Duration timeout, int retries,

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "director/outbox.h"
+#include "net/tcp_listener.h"
 #include "proto/frame.h"
 
 namespace vsc::director {
@@ -27,18 +28,12 @@ ControlServer::ControlServer(asio::io_context& io, ControlPlane& plane,
 
 Status ControlServer::Start(const asio::ip::tcp::endpoint& control,
                             const asio::ip::udp::endpoint& heartbeat) {
-  asio::error_code ec;
-  acceptor_ = std::make_unique<asio::ip::tcp::acceptor>(io_);
-  acceptor_->open(control.protocol(), ec);
-  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_->bind(control, ec);
-  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return IoError("control port " + control.address().to_string() + ":" +
-                   std::to_string(control.port()) + ": " + ec.message());
-  }
-  control_port_ = acceptor_->local_endpoint().port();
+  auto listener = net::TcpListener::Listen(io_, control, /*reuse_port=*/false);
+  if (!listener.ok()) return listener.status().Annotate("control port");
+  listener_ = std::move(listener).value();
+  control_port_ = listener_->local_port();
 
+  asio::error_code ec;
   heartbeat_socket_ = std::make_unique<asio::ip::udp::socket>(io_);
   heartbeat_socket_->open(heartbeat.protocol(), ec);
   if (!ec) heartbeat_socket_->bind(heartbeat, ec);
@@ -49,21 +44,9 @@ Status ControlServer::Start(const asio::ip::tcp::endpoint& control,
   heartbeat_port_ = heartbeat_socket_->local_endpoint().port();
   tick_timer_ = std::make_unique<asio::steady_timer>(io_);
 
-  // The accept loop is small enough to live here: each accepted socket gets its own session.
-  struct Acceptor {
-    static asio::awaitable<void> Run(ControlServer* self) {
-      while (!self->stopping_) {
-        auto [ec, socket] =
-            co_await self->acceptor_->async_accept(asio::experimental::as_tuple(asio::use_awaitable));
-        if (ec) {
-          if (self->stopping_ || ec == asio::error::operation_aborted) co_return;
-          continue;
-        }
-        asio::co_spawn(self->io_, Session(self, std::move(socket)), asio::detached);
-      }
-    }
-  };
-  asio::co_spawn(io_, Acceptor::Run(this), asio::detached);
+  listener_->Start([this](asio::ip::tcp::socket socket) {
+    asio::co_spawn(io_, Session(this, std::move(socket)), asio::detached);
+  });
   asio::co_spawn(io_, HeartbeatLoop(this), asio::detached);
   asio::co_spawn(io_, TickLoop(this), asio::detached);
   PublishIfNeeded(true);
@@ -73,7 +56,7 @@ Status ControlServer::Start(const asio::ip::tcp::endpoint& control,
 void ControlServer::Stop() {
   stopping_ = true;
   asio::error_code ec;
-  if (acceptor_) acceptor_->close(ec);
+  if (listener_) listener_->Stop();
   if (heartbeat_socket_) heartbeat_socket_->close(ec);
   if (tick_timer_) tick_timer_->cancel();
   for (auto& [id, socket] : sessions_) socket->close(ec);

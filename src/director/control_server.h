@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "director/control_plane.h"
+#include "net/tcp_listener.h"
 #include "director/counters.h"
 #include "director/replicator.h"
 #include "proto/auth.h"
@@ -79,7 +80,7 @@ class ControlServer {
   ControlCounters counters_;
   Replicator* replicator_ = nullptr;
 
-  std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
+  std::unique_ptr<net::TcpListener> listener_;
   std::unique_ptr<asio::ip::udp::socket> heartbeat_socket_;
   std::unique_ptr<asio::steady_timer> tick_timer_;
   uint16_t control_port_ = 0;

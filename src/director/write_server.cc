@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "director/outbox.h"
+#include "net/tcp_listener.h"
 #include "proto/frame.h"
 
 namespace vsc::director {
@@ -14,40 +15,23 @@ WriteServer::WriteServer(asio::io_context& io, const proto::ClusterKey& key, con
     : io_(io), codec_(key), counter_(clock.WallMicros()), replicator_(replicator) {}
 
 Status WriteServer::Start(const asio::ip::tcp::endpoint& endpoint) {
-  asio::error_code ec;
-  acceptor_ = std::make_unique<asio::ip::tcp::acceptor>(io_);
-  acceptor_->open(endpoint.protocol(), ec);
-  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_->bind(endpoint, ec);
-  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return IoError("write port " + endpoint.address().to_string() + ":" +
-                   std::to_string(endpoint.port()) + ": " + ec.message());
-  }
-  port_ = acceptor_->local_endpoint().port();
-  asio::co_spawn(io_, Accept(this), asio::detached);
+  auto listener = net::TcpListener::Listen(io_, endpoint, /*reuse_port=*/false);
+  if (!listener.ok()) return listener.status().Annotate("write port");
+  listener_ = std::move(listener).value();
+  port_ = listener_->local_port();
+  listener_->Start([this](asio::ip::tcp::socket socket) {
+    asio::error_code ignore;
+    socket.set_option(asio::ip::tcp::no_delay(true), ignore);
+    asio::co_spawn(io_, Session(this, std::move(socket)), asio::detached);
+  });
   return Status::Ok();
 }
 
 void WriteServer::Stop() {
   stopping_ = true;
   asio::error_code ec;
-  if (acceptor_) acceptor_->close(ec);
+  if (listener_) listener_->Stop();
   for (const auto& socket : sessions_) socket->close(ec);
-}
-
-asio::awaitable<void> WriteServer::Accept(WriteServer* self) {
-  while (!self->stopping_) {
-    auto [ec, socket] = co_await self->acceptor_->async_accept(
-        asio::experimental::as_tuple(asio::use_awaitable));
-    if (ec) {
-      if (self->stopping_ || ec == asio::error::operation_aborted) co_return;
-      continue;
-    }
-    asio::error_code ignore;
-    socket.set_option(asio::ip::tcp::no_delay(true), ignore);
-    asio::co_spawn(self->io_, Session(self, std::move(socket)), asio::detached);
-  }
 }
 
 asio::awaitable<void> WriteServer::Session(WriteServer* self, asio::ip::tcp::socket socket) {

@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/counter.h"
+#include "net/tcp_listener.h"
 #include "director/replicator.h"
 #include "proto/auth.h"
 #include "proto/envelope.h"
@@ -47,7 +48,6 @@ class WriteServer {
   const WriteServerCounters& counters() const { return counters_; }
 
  private:
-  static asio::awaitable<void> Accept(WriteServer* self);
   static asio::awaitable<void> Session(WriteServer* self, asio::ip::tcp::socket socket);
 
   asio::io_context& io_;
@@ -56,7 +56,7 @@ class WriteServer {
   proto::CounterSource counter_;
   Replicator& replicator_;
   WriteServerCounters counters_;
-  std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
+  std::unique_ptr<net::TcpListener> listener_;
   uint16_t port_ = 0;
   bool stopping_ = false;
   std::set<std::shared_ptr<asio::ip::tcp::socket>> sessions_;

@@ -20,7 +20,7 @@
 #include "replication/digest.h"
 #include "replication/replica_store.h"
 #include "store/database.h"
-#include "unit/realserver/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::realserver {
 namespace {
@@ -127,7 +127,7 @@ class ReplicaTest : public ::testing::Test {
     return acks_;
   }
 
-  testing_util::TempDir dir_;
+  test_support::TempDir dir_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Ack> acks_;

@@ -7,7 +7,7 @@
 #include "realserver/read_response_builder.h"
 #include "realserver/sql_reader.h"
 #include "store/database.h"
-#include "unit/realserver/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::realserver {
 namespace {
@@ -140,7 +140,7 @@ class SqlReaderTest : public ::testing::Test {
     return reader_->Run(req, "rs1", 3);
   }
 
-  testing_util::TempDir dir_;
+  test_support::TempDir dir_;
   std::string path_;
   std::optional<SqlReader> reader_;
 };

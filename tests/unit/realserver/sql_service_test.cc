@@ -11,7 +11,7 @@
 #include "client/sql_client.h"
 #include "proto/lookup_codec.h"
 #include "store/database.h"
-#include "unit/realserver/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::realserver {
 namespace {
@@ -86,7 +86,7 @@ class SqlServiceTest : public ::testing::Test {
     return proto::Seal(key, "client", 1, m);
   }
 
-  testing_util::TempDir dir_;
+  test_support::TempDir dir_;
   std::string path_;
   proto::ClusterKey key_ = Key(1);
   asio::io_context io_;

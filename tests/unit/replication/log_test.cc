@@ -8,12 +8,12 @@
 #include "replication/digest.h"
 #include "replication/entry_codec.h"
 #include "unit/replication/random_entries.h"
-#include "unit/replication/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::replication {
 namespace {
 
-using testing_util::TempDir;
+using test_support::TempDir;
 
 // The entry for `seq`, a pure function of seq (so a reopened log can be checked entry by entry).
 Entry EntryFor(uint64_t seq, uint64_t epoch = 1) {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "store/database.h"
-#include "unit/replication/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::replication {
 namespace {
@@ -150,7 +150,7 @@ TEST_F(MirrorTest, BatchSeesItsOwnDdlAndLeavesTheMirrorUnchanged) {
 }
 
 TEST(MirrorSchemaTest, ReadSchemaSkipsInternalObjectsAndPutsTablesFirst) {
-  testing_util::TempDir dir;
+  test_support::TempDir dir;
   const std::string path = dir.File("db.sqlite");
   {
     auto db = store::Database::Open(path);

@@ -7,12 +7,12 @@
 #include "replication/digest.h"
 #include "replication/replica_vfs.h"
 #include "store/database.h"
-#include "unit/replication/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::replication {
 namespace {
 
-using testing_util::TempDir;
+using test_support::TempDir;
 
 constexpr int64_t kTs = 1'600'000'000'000'000;  // 2020-09-13 12:26:40 UTC
 

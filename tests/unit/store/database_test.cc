@@ -11,13 +11,13 @@
 
 #include "common/random.h"
 #include "store/statement.h"
-#include "unit/store/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::store {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_util::TempDir;
+using test_support::TempDir;
 
 Database OpenMemory() {
   Result<Database> db = Database::Open(":memory:");

@@ -15,13 +15,13 @@
 
 #include "store/database.h"
 #include "store/resource_store.h"
-#include "unit/store/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::store {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_util::TempDir;
+using test_support::TempDir;
 
 struct Content {
   uint64_t hash = 1469598103934665603ULL;  // FNV-1a 64 over every row, in id order

@@ -12,13 +12,13 @@
 #include "common/random.h"
 #include "store/database.h"
 #include "store/resource_builder.h"
-#include "unit/store/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::store {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_util::TempDir;
+using test_support::TempDir;
 
 constexpr uint64_t kRecords = 10'000;
 

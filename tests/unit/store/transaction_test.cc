@@ -7,13 +7,13 @@
 #include <string>
 
 #include "store/database.h"
-#include "unit/store/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace vsc::store {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_util::TempDir;
+using test_support::TempDir;
 
 int64_t Count(Database& db) {
   Result<Statement> st = db.Prepare("SELECT count(*) FROM t");

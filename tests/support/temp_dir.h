@@ -1,24 +1,26 @@
-// A private directory for one test, removed with its content at the end.
+// TempDir: a private directory under testing::TempDir() for one test, removed with its content
+// when the TempDir goes away. Shared by the unit tests of every module.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-namespace vsc::replication::testing_util {
+namespace vsc::test_support {
 
 class TempDir {
  public:
   TempDir() {
     std::string pattern = ::testing::TempDir();
     if (pattern.empty() || pattern.back() != '/') pattern += '/';
-    pattern += "vsc_repl_XXXXXX";
+    pattern += "vsc_test_XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
-    if (::mkdtemp(buf.data()) == nullptr) std::abort();  // nothing can run without it
+    if (::mkdtemp(buf.data()) == nullptr) std::abort();  // no test can run without it
     path_ = buf.data();
   }
   ~TempDir() {
@@ -28,10 +30,11 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
+  const std::string& path() const { return path_; }
   std::string File(const std::string& name) const { return path_ + "/" + name; }
 
  private:
   std::string path_;
 };
 
-}  // namespace vsc::replication::testing_util
+}  // namespace vsc::test_support
