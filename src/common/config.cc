@@ -3,10 +3,13 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <limits>
 #include <sstream>
+
+#include "common/duration_text.h"
 
 namespace vsc {
 namespace {
@@ -25,7 +28,8 @@ Status ParseInt(const std::string& text, Int* out, std::string_view what) {
     return InvalidArgument(std::string(what) + ": '" + text + "' is not an integer");
   }
   if (v < static_cast<int64_t>(std::numeric_limits<Int>::min()) ||
-      (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<Int>::max()))) {
+      (v > 0 &&
+       static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<Int>::max()))) {
     return InvalidArgument(std::string(what) + ": " + text + " is out of range");
   }
   *out = static_cast<Int>(v);
@@ -43,6 +47,11 @@ std::string TomlQuote(const std::string& s) {
 
 }  // namespace
 
+std::optional<bool> ParseBoolText(std::string_view text) {
+  if (text.empty() || text == "true" || text == "1" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
+  return std::nullopt;
+}
 
 ConfigTable::Entry* ConfigTable::Find(std::string_view key) {
   for (auto& e : entries_) {
@@ -51,15 +60,59 @@ ConfigTable::Entry* ConfigTable::Find(std::string_view key) {
   return nullptr;
 }
 
+namespace {
+
+// What --help shows for a value of each type.
+const char* TypeName(const ConfigTable::Target& t) {
+  return std::visit(
+      [](auto* p) -> const char* {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, std::string>) return "TEXT";
+        if constexpr (std::is_same_v<T, bool>) return "[BOOL]";
+        if constexpr (std::is_same_v<T, double>) return "NUMBER";
+        if constexpr (std::is_same_v<T, int64_t>) return "INT";
+        return "UINT";
+      },
+      t);
+}
+
+std::string ValueText(const ConfigTable::Target& t) {
+  return std::visit(
+      [](auto* p) -> std::string {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          return p->empty() ? "\"\"" : *p;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return *p ? "true" : "false";
+        } else {
+          std::ostringstream o;
+          o << *p;
+          return o.str();
+        }
+      },
+      t);
+}
+
+}  // namespace
+
 void ConfigTable::AddFlags(CLI::App& app) {
-  app.add_option("--config", config_path_, "TOML configuration file (keys as in --print-config)");
+  app.add_option("--config", config_path_, "TOML configuration file (keys as in --print-config)")
+      ->type_name("FILE");
   app.add_flag("--print-config", print_config_, "print the effective configuration and exit");
   for (auto& e : entries_) {
-    std::string help = e.help;
+    DurationUnit unit;
+    std::string type = TypeName(e.target);
+    if (DurationUnitOfName(e.key, &unit)) {
+      type = unit == DurationUnit::kMillis ? "MS" : "SECONDS";
+    }
+    e.option = app.add_option(FlagName(e.key), e.flag_value, e.help);
     if (std::holds_alternative<bool*>(e.target)) {
-      e.option = app.add_option(FlagName(e.key), e.flag_value, help + " (true/false)");
+      // A boolean may stand alone (`--insecure`) or take a value (`--insecure false`). CLI11
+      // gives a bare option its default string as value, so the default is shown in the type
+      // (same "TYPE=DEFAULT" look as the others) and the default string stays empty.
+      e.option->expected(0, 1)->type_name(type + "=" + ValueText(e.target));
     } else {
-      e.option = app.add_option(FlagName(e.key), e.flag_value, help);
+      e.option->type_name(type)->default_str(ValueText(e.target));
     }
   }
 }
@@ -73,13 +126,9 @@ Status ConfigTable::SetFromText(Entry& e, const std::string& text, std::string_v
           *p = text;
           return Status::Ok();
         } else if constexpr (std::is_same_v<T, bool>) {
-          if (text == "true" || text == "1" || text == "yes" || text == "on") {
-            *p = true;
-          } else if (text == "false" || text == "0" || text == "no" || text == "off") {
-            *p = false;
-          } else {
-            return InvalidArgument(what + ": '" + text + "' is not true or false");
-          }
+          std::optional<bool> b = ParseBoolText(text);
+          if (!b) return InvalidArgument(what + ": '" + text + "' is not true or false");
+          *p = *b;
           return Status::Ok();
         } else if constexpr (std::is_same_v<T, double>) {
           try {
@@ -92,6 +141,13 @@ Status ConfigTable::SetFromText(Entry& e, const std::string& text, std::string_v
           }
           return Status::Ok();
         } else {
+          DurationUnit unit;
+          if (DurationUnitOfName(e.key, &unit) && !text.empty() &&
+              std::isalpha(static_cast<unsigned char>(text.back()))) {
+            auto d = ParseDuration(text, unit);
+            if (!d.ok()) return InvalidArgument(what + ": " + d.status().message());
+            return ParseInt(std::to_string(*d), p, what);
+          }
           return ParseInt(text, p, what);
         }
       },

@@ -1,7 +1,9 @@
 // Daemon configuration: one table of typed keys, each with a default, settable from a TOML file
 // and from a command-line flag of the same name (`--heartbeat-interval-ms 200` sets
 // `heartbeat_interval_ms`). Precedence: default < file < flag. `ToToml()` prints the effective
-// configuration (what `--print-config` shows).
+// configuration (what `--print-config` shows). A boolean flag may stand alone (`--insecure`) or
+// take a value (`--insecure false`); a key whose name ends in `_ms` or `_s` also takes a value
+// with a unit (`--read-timeout-ms 2s`). `--help` shows each flag's type and default.
 //
 // Usage: a daemon's config struct registers its fields once (`Bind`), the CLI layer calls
 // `AddFlags(app)` before parsing and `Finish()` after. Exceptions are not used: errors come back
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -20,6 +23,9 @@
 #include "common/status.h"
 
 namespace vsc {
+
+// "" (a bare flag), true/1/yes/on → true; false/0/no/off → false; anything else → nullopt.
+std::optional<bool> ParseBoolText(std::string_view text);
 
 class ConfigTable {
  public:
@@ -50,8 +56,10 @@ class ConfigTable {
   bool print_config() const { return print_config_; }
   std::string ToToml() const;
 
- private:
+ public:
   using Target = std::variant<std::string*, int64_t*, uint32_t*, uint16_t*, double*, bool*>;
+
+ private:
   struct Entry {
     std::string key;
     Target target;

@@ -10,6 +10,8 @@ struct Cfg {
   uint16_t port = 7000;
   uint32_t silent_after = 2;
   double ref_ms = 700;
+  uint32_t timeout_ms = 500;
+  uint32_t persistence_s = 0;
   bool insecure = false;
   ConfigTable table{"director"};
   Cfg() {
@@ -18,6 +20,8 @@ struct Cfg {
     table.Bind("silent_after", &silent_after, "missed heartbeats before SILENT");
     table.Bind("ref_ms", &ref_ms, "dwlc reference");
     table.Bind("insecure", &insecure, "run without a key");
+    table.Bind("timeout_ms", &timeout_ms, "a timeout");
+    table.Bind("persistence_s", &persistence_s, "persistence");
   }
 };
 
@@ -81,6 +85,56 @@ TEST(ConfigTest, PrintedConfigLoadsBackToTheSameValues) {
   EXPECT_EQ(b.port, 4242);
   EXPECT_DOUBLE_EQ(b.ref_ms, 123.25);
   EXPECT_TRUE(b.insecure);
+}
+
+TEST(ConfigTest, ABooleanFlagMayStandAloneOrTakeAValue) {
+  Cfg bare;
+  ASSERT_TRUE(Parse(bare, {"--insecure"}).ok());
+  EXPECT_TRUE(bare.insecure);
+  Cfg valued;
+  ASSERT_TRUE(Parse(valued, {"--insecure", "true"}).ok());
+  EXPECT_TRUE(valued.insecure);
+  Cfg off;
+  off.insecure = true;
+  ASSERT_TRUE(Parse(off, {"--insecure", "false"}).ok());
+  EXPECT_FALSE(off.insecure);
+  Cfg eq;
+  ASSERT_TRUE(Parse(eq, {"--insecure=off", "--port", "1"}).ok());
+  EXPECT_FALSE(eq.insecure);
+  EXPECT_EQ(eq.port, 1);
+}
+
+TEST(ConfigTest, DurationKeysTakeAUnit) {
+  Cfg c;
+  ASSERT_TRUE(Parse(c, {"--timeout-ms", "2s", "--persistence-s", "5m"}).ok());
+  EXPECT_EQ(c.timeout_ms, 2000u);
+  EXPECT_EQ(c.persistence_s, 300u);
+  Cfg bare;
+  ASSERT_TRUE(Parse(bare, {"--timeout-ms", "250", "--persistence-s", "360"}).ok());
+  EXPECT_EQ(bare.timeout_ms, 250u);
+  EXPECT_EQ(bare.persistence_s, 360u);
+  Cfg file;
+  ASSERT_TRUE(file.table.LoadTomlText("timeout_ms = \"1.5s\"\n", "t").ok());
+  EXPECT_EQ(file.timeout_ms, 1500u);
+  Cfg bad;
+  Status s = Parse(bad, {"--persistence-s", "1500ms"});
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("whole number of seconds"), std::string::npos) << s.message();
+  Cfg bad2;
+  Status s2 = Parse(bad2, {"--timeout-ms", "2 hours"});
+  EXPECT_FALSE(s2.ok());
+}
+
+TEST(ConfigTest, HelpShowsTypesAndDefaults) {
+  Cfg c;
+  CLI::App app;
+  c.table.AddFlags(app);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("--port UINT=7000"), std::string::npos) << help;
+  EXPECT_NE(help.find("--host TEXT=127.0.0.1"), std::string::npos) << help;
+  EXPECT_NE(help.find("--timeout-ms MS=500"), std::string::npos) << help;
+  EXPECT_NE(help.find("--insecure [BOOL]=false"), std::string::npos) << help;
+  EXPECT_NE(help.find("--ref-ms"), std::string::npos) << help;
 }
 
 }  // namespace
