@@ -38,7 +38,6 @@ struct LookupBenchOptions {
   uint64_t max_id = 2'000'000;  // ids are drawn uniformly from 1..max_id
   double rate = 0;              // requests/s over all workers; 0 = closed loop
   uint64_t seed = 1;
-  std::string json_path;  // write the report as JSON here when not empty
   Duration timeout = std::chrono::milliseconds(200);
 };
 
@@ -64,6 +63,7 @@ struct LookupBenchReport {
   int concurrency = 0;
   double rate = 0;
   int min_ids = 0, max_ids = 0;
+  uint64_t max_id = 0;  // ids were drawn from 1..max_id
   uint64_t seed = 0;
   double timeout_ms = 0;
 
@@ -86,6 +86,9 @@ struct LookupBenchReport {
   std::string ToJson() const;
   // A two-column table of the figures above, for the terminal.
   std::string SummaryTable() const;
+  // Empty, or why the figures may not measure what was meant: most ids not found means the
+  // service holds fewer records than the ids drawn (1..max_id).
+  std::string Warning() const;
 };
 
 Result<LookupBenchReport> RunLookupBench(const LookupBenchOptions& options, const Clock& clock,

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -358,11 +357,6 @@ Result<WriteBenchReport> RunWriteBench(const WriteBenchOptions& o, const proto::
   r.p999_us = Us(h.Percentile(99.9));
   r.max_us = Us(h.Max());
   r.mean_us = h.Mean() / 1000.0;
-  if (!o.json_path.empty()) {
-    std::ofstream out(o.json_path);
-    out << r.ToJson();
-    if (!out) return IoError("cannot write " + o.json_path);
-  }
   return r;
 }
 

@@ -47,7 +47,6 @@ struct WriteBenchOptions {
   double duration_s = 10;
   uint64_t max_id = 2'000'000;  // the loaded id range: updates and deletes pick from 1..max_id
   uint64_t seed = 1;
-  std::string json_path;
   Duration timeout = std::chrono::seconds(10);
 };
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/secrets.h"
 #include "cli/verify.h"
 #include "director/listing.h"
@@ -19,20 +20,42 @@ namespace vsc::cli {
 namespace {
 
 struct AdmState {
-  std::string admin = "127.0.0.1:7200";
+  std::string director = "127.0.0.1";
+  uint16_t admin_port = 7200;
+  std::string admin;  // HOST:PORT, the older spelling; wins over the two above when given
   std::string token_file;
-  bool stats = false, rate = false, as_json = false;
+  bool stats = false, rate = false;
+  JsonOutput json;
   std::string id, scheduler, netmask = "255.255.255.255";
   uint32_t weight = 0, timeout_s = 0;
-  double verify_timeout_s = 30;
+  double verify_timeout_ms = 30000;
+  double verify_timeout_s = 0;  // --timeout, the older spelling in seconds; 0 = not given
+
+  std::string AdminAddress() const {
+    return admin.empty() ? director + ":" + std::to_string(admin_port) : admin;
+  }
+  double VerifyTimeoutSeconds() const {
+    return verify_timeout_s > 0 ? verify_timeout_s : verify_timeout_ms / 1000;
+  }
 };
+
+// Prints `j` as JSON where --json says; true when it did (the table is then not printed).
+bool PrintedAsJson(const AdmState& st, const nlohmann::json& j) {
+  if (!st.json.wanted) return false;
+  if (Status s = WriteJson(st.json, j); !s.ok()) {
+    std::fprintf(stderr, "vsc adm: %s\n", s.message().c_str());
+    ExitCode() = 1;
+  }
+  return st.json.to_stdout();
+}
 
 // Sends one request; prints the error and returns nullopt on failure.
 std::optional<nlohmann::json> Call(const AdmState& st, const std::string& method,
                                    const std::string& target, const std::string& body) {
-  auto ep = net::ParseTcpEndpoint(st.admin);
+  const std::string address = st.AdminAddress();
+  auto ep = net::ParseTcpEndpoint(address);
   if (!ep.ok()) {
-    std::fprintf(stderr, "vsc adm: --admin: %s\n", ep.status().ToString().c_str());
+    std::fprintf(stderr, "vsc adm: --director/--admin-port: %s\n", ep.status().ToString().c_str());
     return std::nullopt;
   }
   auto token = ReadAdminToken(st.token_file);
@@ -40,19 +63,19 @@ std::optional<nlohmann::json> Call(const AdmState& st, const std::string& method
     std::fprintf(stderr, "vsc adm: %s\n", token.status().ToString().c_str());
     return std::nullopt;
   }
-  auto r = net::HttpRequestSync(ep->address().to_string(), ep->port(), method, target, body,
-                                {{"Authorization", "Bearer " + *token},
-                                 {"Content-Type", "application/json"}},
-                                std::chrono::seconds(5));
+  auto r = net::HttpRequestSync(
+      ep->address().to_string(), ep->port(), method, target, body,
+      {{"Authorization", "Bearer " + *token}, {"Content-Type", "application/json"}},
+      std::chrono::seconds(5));
   if (!r.ok()) {
-    std::fprintf(stderr, "vsc adm: director at %s: %s\n", st.admin.c_str(),
+    std::fprintf(stderr, "vsc adm: director admin API at %s: %s\n", address.c_str(),
                  r.status().ToString().c_str());
     return std::nullopt;
   }
   auto j = nlohmann::json::parse(r->body, nullptr, false);
   if (r->status != 200) {
-    std::string msg = (!j.is_discarded() && j.contains("error")) ? j["error"].get<std::string>()
-                                                                  : r->body;
+    std::string msg =
+        (!j.is_discarded() && j.contains("error")) ? j["error"].get<std::string>() : r->body;
     std::fprintf(stderr, "vsc adm: %s (HTTP %d)\n", msg.c_str(), r->status);
     return std::nullopt;
   }
@@ -80,15 +103,15 @@ void PrintReplication(const nlohmann::json& j) {
               static_cast<unsigned long long>(j["request_queue"].value("depth", 0ull)),
               static_cast<unsigned long long>(j["request_queue"].value("capacity", 0ull)),
               j.value("write_port", 0u), j.value("sql_port", 0u));
-  std::printf("%-12s %-12s %-15s %10s %8s %7s  %-16s %s\n", "ID", "STATE", "REPLICATION",
-              "APPLIED", "LAG", "WINDOW", "DIGEST", "REASON");
+  std::printf("%-12s %-12s %-15s %10s %8s %7s  %-16s %s\n", "ID", "STATE", "REPLICATION", "APPLIED",
+              "LAG", "WINDOW", "DIGEST", "REASON");
   for (const auto& r : j["replicas"]) {
     std::string digest = r.value("digest", "");
     if (digest.size() > 16) digest = digest.substr(0, 16);
     std::string repl = r.value("replication", "");
     if (r.value("busy", false)) repl += ",BUSY";
-    std::printf("%-12s %-12s %-15s %10llu %8llu %6.0f%%  %-16s %s\n",
-                r.value("id", "").c_str(), r.value("state", "").c_str(), repl.c_str(),
+    std::printf("%-12s %-12s %-15s %10llu %8llu %6.0f%%  %-16s %s\n", r.value("id", "").c_str(),
+                r.value("state", "").c_str(), repl.c_str(),
                 static_cast<unsigned long long>(r.value("applied_seq", 0ull)),
                 static_cast<unsigned long long>(r.value("lag", 0ull)),
                 100.0 * r["window"].value("fill", 0.0), digest.c_str(),
@@ -99,7 +122,8 @@ void PrintReplication(const nlohmann::json& j) {
 // POST /v1/verify, then polls its result until every replica answered or the timeout passed.
 int RunVerify(const AdmState& st) {
   // Call() prints its errors; the Status only stops the wait.
-  auto post = [&st](const std::string& target, const nlohmann::json& body) -> Result<nlohmann::json> {
+  auto post = [&st](const std::string& target,
+                    const nlohmann::json& body) -> Result<nlohmann::json> {
     auto j = Call(st, "POST", target, body.dump());
     if (!j) return Unavailable("admin request failed");
     return *j;
@@ -109,9 +133,9 @@ int RunVerify(const AdmState& st) {
     if (!j) return Unavailable("admin request failed");
     return *j;
   };
-  auto awaited = AwaitVerification(
-      post, get,
-      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(st.verify_timeout_s)));
+  auto awaited = AwaitVerification(post, get,
+                                   std::chrono::duration_cast<Duration>(
+                                       std::chrono::duration<double>(st.VerifyTimeoutSeconds())));
   if (!awaited.ok()) {
     if (awaited.status().code() != Code::kUnavailable) {
       std::fprintf(stderr, "vsc adm: %s\n", awaited.status().ToString().c_str());
@@ -128,8 +152,8 @@ int RunVerify(const AdmState& st) {
   }
   const bool ok = result.value("ok", false);
   if (!result.value("complete", false)) {
-    std::printf("result: INCOMPLETE (not every replica answered within %.0f s)\n",
-                st.verify_timeout_s);
+    std::printf("result: INCOMPLETE (not every replica answered within %.1f s)\n",
+                st.VerifyTimeoutSeconds());
   } else {
     std::printf("result: %s\n", ok ? "OK (every replica holds the same content)" : "MISMATCH");
   }
@@ -142,24 +166,31 @@ void AddAdmCommand(CLI::App& app) {
   auto* adm = app.add_subcommand("adm", "administer a running director (like ipvsadm)");
   adm->require_subcommand(1);
   auto st = std::make_shared<AdmState>();
-  adm->add_option("--admin", st->admin, "director admin API host:port")->capture_default_str();
+  adm->add_option("--director", st->director, "director host")
+      ->type_name("HOST")
+      ->capture_default_str();
+  adm->add_option("--admin-port", st->admin_port, "the director's admin_port")
+      ->type_name("PORT")
+      ->capture_default_str();
+  adm->add_option("--admin", st->admin,
+                  "HOST:PORT of the admin API (older spelling of the two above)")
+      ->type_name("HOST:PORT");
   adm->add_option("--token-file", st->token_file,
-                  "file with the admin token (default: $VSC_ADMIN_TOKEN, ./director-admin.token)");
+                  "file with the admin token (default: $VSC_ADMIN_TOKEN, ./director-admin.token)")
+      ->type_name("FILE");
 
-  auto* list = adm->add_subcommand("list", "list virtual services and real servers (ipvsadm -L -n)");
+  auto* list =
+      adm->add_subcommand("list", "list virtual services and real servers (ipvsadm -L -n)");
   list->add_flag("--stats", st->stats, "counters: connections, packets, bytes");
   list->add_flag("--rate", st->rate, "rates per second");
-  list->add_flag("--json", st->as_json, "the raw JSON status");
+  AddJsonOption(list, &st->json, "the director's status");
   list->callback([st] {
     auto j = Call(*st, "GET", "/v1/status", "");
     if (!j) {
       ExitCode() = 1;
       return;
     }
-    if (st->as_json) {
-      std::printf("%s\n", j->dump(2).c_str());
-      return;
-    }
+    if (PrintedAsJson(*st, *j)) return;
     auto mode = st->stats  ? director::ListingMode::kStats
                 : st->rate ? director::ListingMode::kRate
                            : director::ListingMode::kTable;
@@ -169,44 +200,49 @@ void AddAdmCommand(CLI::App& app) {
   auto* repl = adm->add_subcommand("replication",
                                    "replicated database: per replica applied seq, lag, digest, "
                                    "state; queue depths; log range");
-  repl->add_flag("--json", st->as_json, "the raw JSON");
+  AddJsonOption(repl, &st->json, "the replication status");
   repl->callback([st] {
     auto j = Call(*st, "GET", "/v1/replication", "");
     if (!j) {
       ExitCode() = 1;
       return;
     }
-    if (st->as_json) {
-      std::printf("%s\n", j->dump(2).c_str());
-      return;
-    }
+    if (PrintedAsJson(*st, *j)) return;
     PrintReplication(*j);
   });
 
   auto* verify = adm->add_subcommand(
       "verify", "checksum every replica at one sequenced point; exit 1 on a mismatch");
-  verify->add_option("--timeout", st->verify_timeout_s, "seconds to wait for every replica")
-      ->capture_default_str();
+  AddMillisOption(verify, "--timeout-ms", &st->verify_timeout_ms,
+                  "how long to wait for every replica");
+  verify->add_option("--timeout", st->verify_timeout_s, "the same in seconds (older spelling)")
+      ->type_name("SECONDS");
   verify->callback([st] { ExitCode() = RunVerify(*st); });
 
   auto* weight = adm->add_subcommand("weight", "set a real server's weight (0-65535)");
   weight->add_option("id", st->id, "real server id")->required();
   weight->add_option("weight", st->weight, "new weight")->required()->check(CLI::Range(0, 65535));
-  weight->callback([st] { Post(*st, "/v1/servers/" + st->id + "/weight", {{"weight", st->weight}}); });
+  weight->callback([st] {
+    Post(*st, "/v1/servers/" + st->id + "/weight", {{"weight", st->weight}});
+  });
 
   auto* drain = adm->add_subcommand("drain", "drain a real server: no new work, flows finish");
   drain->add_option("id", st->id, "real server id")->required();
-  drain->callback([st] { Post(*st, "/v1/servers/" + st->id + "/drain", nlohmann::json::object()); });
+  drain->callback(
+      [st] { Post(*st, "/v1/servers/" + st->id + "/drain", nlohmann::json::object()); });
 
   auto* remove = adm->add_subcommand("remove", "forget a DRAINING or DOWN real server");
   remove->add_option("id", st->id, "real server id")->required();
-  remove->callback([st] { Post(*st, "/v1/servers/" + st->id + "/remove", nlohmann::json::object()); });
+  remove->callback(
+      [st] { Post(*st, "/v1/servers/" + st->id + "/remove", nlohmann::json::object()); });
 
-  auto* sched = adm->add_subcommand("scheduler", "change the scheduler (rr wrr sh lc wlc sed nq ll mh dwlc)");
+  auto* sched =
+      adm->add_subcommand("scheduler", "change the scheduler (rr wrr sh lc wlc sed nq ll mh dwlc)");
   sched->add_option("name", st->scheduler, "scheduler name")->required();
   sched->callback([st] { Post(*st, "/v1/scheduler", {{"scheduler", st->scheduler}}); });
 
-  auto* persist = adm->add_subcommand("persistence", "set persistence (ipvsadm -p / -M); 0 turns it off");
+  auto* persist =
+      adm->add_subcommand("persistence", "set persistence (ipvsadm -p / -M); 0 turns it off");
   persist->add_option("timeout", st->timeout_s, "seconds")->required();
   persist->add_option("--netmask", st->netmask, "client grouping mask")->capture_default_str();
   persist->callback([st] {

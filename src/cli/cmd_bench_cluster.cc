@@ -5,12 +5,12 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "bench/scenarios.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/clock.h"
 #include "common/subprocess.h"
 
@@ -18,7 +18,7 @@ namespace vsc::cli {
 namespace {
 
 struct CommonFlags {
-  std::string json_path;
+  JsonOutput json;
   bool keep_work_dir = false;
 };
 
@@ -33,15 +33,14 @@ void AddCommonFlags(CLI::App* cmd, bench::ScenarioOptions& o, CommonFlags& f) {
       ->capture_default_str();
   cmd->add_option("--rs-workers", o.rs_workers, "service threads per real server")
       ->capture_default_str();
-  cmd->add_option("--timeout-ms", o.timeout_ms, "a request with no answer by then is lost")
-      ->capture_default_str();
+  AddMillisOption(cmd, "--timeout-ms", &o.timeout_ms, "a request with no answer by then is lost");
   cmd->add_option("--work-dir", o.work_dir,
                   "logs, keys and ready files of the clusters (default /tmp/vsc-bench-PID, "
                   "removed after a successful run)");
   cmd->add_flag("--keep-work-dir", f.keep_work_dir, "keep the work directory after success");
   cmd->add_option("--log-level", o.log_level, "log level of the director and real servers")
       ->capture_default_str();
-  cmd->add_option("--json", f.json_path, "write the figures as JSON to FILE");
+  AddJsonOption(cmd, &f.json, "the figures");
 }
 
 // Runs one scenario with the shared options filled in, prints its table, writes its JSON.
@@ -52,24 +51,20 @@ int Finish(const std::string& name, bench::ScenarioOptions& o, const CommonFlags
   if (default_dir) o.work_dir = "/tmp/vsc-bench-" + std::to_string(::getpid());
   o.vsc_binary = SelfExecutable();
   RealClock clock;
-  auto report = run(clock, [](const std::string& line) {
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
+  std::FILE* out = f.json.human();
+  auto report = run(clock, [out](const std::string& line) {
+    std::fprintf(out, "%s\n", line.c_str());
+    std::fflush(out);
   });
   if (!report.ok()) {
     std::fprintf(stderr, "vsc bench %s: %s (logs in %s)\n", name.c_str(),
                  report.status().ToString().c_str(), o.work_dir.c_str());
     return 1;
   }
-  std::printf("\n%s", report->table.c_str());
-  if (!f.json_path.empty()) {
-    std::ofstream out(f.json_path, std::ios::trunc);
-    out << report->json.dump(2) << "\n";
-    if (!out.flush()) {
-      std::fprintf(stderr, "vsc bench %s: cannot write %s\n", name.c_str(), f.json_path.c_str());
-      return 1;
-    }
-    std::printf("  json: %s\n", f.json_path.c_str());
+  std::fprintf(out, "\n%s", report->table.c_str());
+  if (Status s = WriteJson(f.json, report->json); !s.ok()) {
+    std::fprintf(stderr, "vsc bench %s: %s\n", name.c_str(), s.message().c_str());
+    return 1;
   }
   if (default_dir && !f.keep_work_dir) {
     std::error_code ec;

@@ -5,12 +5,12 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "bench/replication_scenarios.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/clock.h"
 #include "common/subprocess.h"
 
@@ -19,7 +19,7 @@ namespace vsc::cli {
 void AddBenchReplicationCommands(CLI::App& bench) {
   struct State {
     bench::ReplicationBenchOptions options;
-    std::string json_path;
+    JsonOutput json;
     bool keep_work_dir = false;
   };
   auto st = std::make_shared<State>();
@@ -63,16 +63,17 @@ void AddBenchReplicationCommands(CLI::App& bench) {
   cmd->add_flag("--keep-work-dir", st->keep_work_dir, "keep the work directory after success");
   cmd->add_option("--log-level", o.common.log_level, "log level of the director and real servers")
       ->capture_default_str();
-  cmd->add_option("--json", st->json_path, "write the figures as JSON to FILE");
+  AddJsonOption(cmd, &st->json, "the figures");
   cmd->callback([st] {
     bench::ReplicationBenchOptions& o = st->options;
     const bool default_dir = o.common.work_dir.empty();
     if (default_dir) o.common.work_dir = "/tmp/vsc-bench-repl-" + std::to_string(::getpid());
     o.common.vsc_binary = SelfExecutable();
     RealClock clock;
-    auto report = bench::RunReplicationBench(o, clock, [](const std::string& line) {
-      std::printf("%s\n", line.c_str());
-      std::fflush(stdout);
+    std::FILE* out = st->json.human();
+    auto report = bench::RunReplicationBench(o, clock, [out](const std::string& line) {
+      std::fprintf(out, "%s\n", line.c_str());
+      std::fflush(out);
     });
     if (!report.ok()) {
       std::fprintf(stderr, "vsc bench replication: %s (logs in %s)\n",
@@ -80,16 +81,11 @@ void AddBenchReplicationCommands(CLI::App& bench) {
       ExitCode() = 1;
       return;
     }
-    std::printf("\n%s", report->table.c_str());
-    if (!st->json_path.empty()) {
-      std::ofstream out(st->json_path, std::ios::trunc);
-      out << report->json.dump(2) << "\n";
-      if (!out.flush()) {
-        std::fprintf(stderr, "vsc bench replication: cannot write %s\n", st->json_path.c_str());
-        ExitCode() = 1;
-        return;
-      }
-      std::printf("  json: %s\n", st->json_path.c_str());
+    std::fprintf(out, "\n%s", report->table.c_str());
+    if (Status s = WriteJson(st->json, report->json); !s.ok()) {
+      std::fprintf(stderr, "vsc bench replication: %s\n", s.message().c_str());
+      ExitCode() = 1;
+      return;
     }
     if (default_dir && !st->keep_work_dir) {
       std::error_code ec;

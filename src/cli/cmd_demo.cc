@@ -53,10 +53,10 @@ int RunDemo(const DemoOptions& o) {
   const TimePoint demo_start = clock.Now();
   Heading("vscluster demo");
   Say("A director and %d real servers on 127.0.0.1, each with its own replica of a %llu-record\n"
-      "resource database (seed 000's CG-tree top node); lookups sent to the director and answered\n"
-      "by the real servers directly (dr mode); one real server killed with SIGKILL mid-run, a\n"
-      "burst of replicated writes while it is down, its restart and catch-up, and a verification\n"
-      "that every replica holds the same data.\n",
+      "resource database (which content node holds each resource); lookups sent to the director and\n"
+      "answered by the real servers directly (dr mode); one real server killed with SIGKILL\n"
+      "mid-run, a burst of replicated writes while it is down, its restart and catch-up, and a\n"
+      "verification that every replica holds the same data.\n",
       o.real_servers, static_cast<unsigned long long>(o.records));
 
   std::error_code ec;
@@ -272,7 +272,7 @@ void AddDemoCommand(CLI::App& app) {
   cmd->add_option("--real-servers", o->real_servers, "real servers to start")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
-  cmd->add_option("--records", o->records, "resource records (the seed uses 2,000,000)")
+  cmd->add_option("--records", o->records, "resource records")
       ->capture_default_str();
   cmd->add_option("--duration", o->duration_s, "seconds of load")->capture_default_str();
   cmd->add_option("--concurrency", o->concurrency, "closed-loop clients")->capture_default_str();

@@ -93,11 +93,11 @@ int RunLoaddb(const LoaddbState& st) {
 void AddLoaddbCommand(CLI::App& app) {
   auto st = std::make_shared<LoaddbState>();
   auto* cmd = app.add_subcommand(
-      "loaddb", "build a resource database of deterministic records (the papers use 2,000,000)");
+      "loaddb", "build a resource database of deterministic records (same seed, same content)");
   cmd->add_option("--out", st->options.path, "database file to create")->required();
   cmd->add_option("--records", st->options.records, "number of resources (ids 1..N)")
       ->capture_default_str();
-  cmd->add_option("--nodes", st->options.nodes, "number of CG-tree nodes the resources spread over")
+  cmd->add_option("--nodes", st->options.nodes, "number of content nodes the resources are spread over")
       ->check(CLI::Range(uint32_t{1}, uint32_t{1'000'000}))
       ->capture_default_str();
   cmd->add_option("--seed", st->options.seed, "seed of the content; same seed, same records")

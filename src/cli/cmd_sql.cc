@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/secrets.h"
 #include "client/sql_client.h"
 #include "client/sql_text.h"
@@ -28,8 +29,10 @@ struct SqlFlags {
   bool insecure = false;
   std::string execute;
   uint64_t min_seq = 0;
-  int timeout_ms = 5000;
-  int read_timeout_ms = 1000;
+  uint16_t write_port = 0;  // 0: the one in --director, else 7300
+  uint16_t sql_port = 0;    // 0: the one in --director, else 7301
+  double timeout_ms = 5000;
+  double read_timeout_ms = 1000;
 };
 
 bool IsWord(const std::string& sql, std::initializer_list<const char*> words) {
@@ -74,8 +77,9 @@ class Session {
     }
     if (client::IsReadStatement(sql)) {
       if (batch_) {
-        return Fail("reads inside BEGIN ... COMMIT are not supported: the batch is applied "
-                    "atomically at COMMIT; read before BEGIN or after COMMIT");
+        return Fail(
+            "reads inside BEGIN ... COMMIT are not supported: the batch is applied "
+            "atomically at COMMIT; read before BEGIN or after COMMIT");
       }
       return Read(sql, interactive);
     }
@@ -98,8 +102,9 @@ class Session {
 
   bool Read(const std::string& sql, bool interactive) {
     if (!reader_) {
-      auto r = client::ReadClient::Open(director_.host, director_.read_port, key_,
-                                        std::chrono::milliseconds(flags_.read_timeout_ms), 1);
+      auto r = client::ReadClient::Open(
+          director_.host, director_.read_port, key_,
+          std::chrono::milliseconds(static_cast<int64_t>(flags_.read_timeout_ms)), 1);
       if (!r.ok()) return Fail(r.status().message());
       reader_ = std::make_unique<client::ReadClient>(std::move(r).value());
     }
@@ -116,8 +121,9 @@ class Session {
 
   bool Write(std::vector<proto::SqlStatement> statements) {
     if (!writer_) {
-      auto w = client::WriteClient::Connect(director_.host, director_.write_port, key_,
-                                            std::chrono::milliseconds(flags_.timeout_ms));
+      auto w = client::WriteClient::Connect(
+          director_.host, director_.write_port, key_,
+          std::chrono::milliseconds(static_cast<int64_t>(flags_.timeout_ms)));
       if (!w.ok()) return Fail(w.status().message());
       writer_ = std::make_unique<client::WriteClient>(std::move(w).value());
     }
@@ -148,6 +154,8 @@ int RunSql(const SqlFlags& f) {
     std::fprintf(stderr, "vsc sql: %s\n", director.status().message().c_str());
     return 2;
   }
+  if (f.write_port != 0) director->write_port = f.write_port;
+  if (f.sql_port != 0) director->read_port = f.sql_port;
   auto key = ResolveClusterKey(f.key_file, f.insecure);
   if (!key.ok()) {
     std::fprintf(stderr, "vsc sql: %s\n", key.status().ToString().c_str());
@@ -170,10 +178,10 @@ int RunSql(const SqlFlags& f) {
   }
   const bool tty = ::isatty(STDIN_FILENO) != 0;
   if (tty) {
-    std::printf("vsc sql: writes to %s:%u, reads from %s:%u; end statements with ';', Ctrl-D "
-                "to quit\n",
-                director->host.c_str(), director->write_port, director->host.c_str(),
-                director->read_port);
+    std::printf(
+        "vsc sql: writes to %s:%u, reads from %s:%u; end statements with ';', Ctrl-D "
+        "to quit\n",
+        director->host.c_str(), director->write_port, director->host.c_str(), director->read_port);
   }
   int failures = 0;
   std::string line;
@@ -202,16 +210,21 @@ void AddSqlCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "sql", "SQL on the replicated database: SELECT to the read port, writes to the write port");
   cmd->add_option("--director", f->director,
-                  "HOST, HOST:WRITE_PORT or HOST:WRITE_PORT,READ_PORT (defaults 7300,7301)")
+                  "director host (HOST:WRITE_PORT[,SQL_PORT] is still accepted)")
+      ->type_name("HOST")
       ->capture_default_str();
-  cmd->add_option("--key-file", f->key_file, "cluster key file (else $VSC_CLUSTER_KEY)");
-  cmd->add_flag("--insecure", f->insecure, "use the all-zero key of an insecure test cluster");
-  cmd->add_option("-e,--execute", f->execute, "run these ';'-separated statements and exit");
+  cmd->add_option("--write-port", f->write_port, "the director's write_port (default 7300)")
+      ->type_name("PORT");
+  cmd->add_option("--sql-port", f->sql_port, "the director's sql_port (default 7301)")
+      ->type_name("PORT");
+  AddKeyOptions(cmd, &f->key_file, &f->insecure);
+  cmd->add_option("-e,--execute", f->execute, "run these ';'-separated statements and exit")
+      ->type_name("SQL");
   cmd->add_option("--min-seq", f->min_seq,
-                  "read only from replicas that applied this seq (read-your-writes)");
-  cmd->add_option("--timeout-ms", f->timeout_ms, "write timeout")->capture_default_str();
-  cmd->add_option("--read-timeout-ms", f->read_timeout_ms, "read timeout (one retry)")
-      ->capture_default_str();
+                  "read only from replicas that applied this seq (read-your-writes)")
+      ->type_name("SEQ");
+  AddMillisOption(cmd, "--timeout-ms", &f->timeout_ms, "write timeout");
+  AddMillisOption(cmd, "--read-timeout-ms", &f->read_timeout_ms, "read timeout (one retry)");
   cmd->callback([f] { ExitCode() = RunSql(*f); });
 }
 

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 
 namespace vsc::cli {
 int& ExitCode() {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   vsc::cli::AddAdmCommand(app);
   vsc::cli::AddDemoCommand(app);
   vsc::cli::AddSqlCommand(app);
+  vsc::cli::AllowParentOptionsAfterSubcommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

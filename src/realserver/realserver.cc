@@ -37,7 +37,7 @@ Status ValidateConfig(const RealServerConfig& c) {
   asio::error_code ec;
   asio::ip::make_address_v4(c.listen, ec);
   if (ec) return InvalidArgument("listen '" + c.listen + "' is not an IPv4 address");
-  if (auto d = net::ParseTcpEndpoint(c.director); !d.ok()) {
+  if (auto d = net::ParseTcpEndpoint(c.DirectorAddress()); !d.ok()) {
     return d.status().Annotate("director");
   }
   if (auto t = ParseAddressList(c.trusted_forwarders); !t.ok()) return t.status();
@@ -56,7 +56,7 @@ RealServer::~RealServer() { Stop(); }
 
 Status RealServer::Start() {
   VSC_RETURN_IF_ERROR(ValidateConfig(config_));
-  VSC_ASSIGN_OR_RETURN(auto director, net::ParseTcpEndpoint(config_.director));
+  VSC_ASSIGN_OR_RETURN(auto director, net::ParseTcpEndpoint(config_.DirectorAddress()));
   VSC_ASSIGN_OR_RETURN(auto trusted, ParseAddressList(config_.trusted_forwarders));
   if (trusted.empty()) trusted.push_back(director.address().to_v4().to_uint());
 
@@ -170,7 +170,7 @@ Status RealServer::Start() {
       "real server {} up: lookup {}:{} (udp, tcp), http {}:{}, sql {}:{} (udp), db {} at seq {}, "
       "director {}",
       config_.id, config_.listen, lookup_port_, config_.listen, http_port_, config_.listen,
-      sql_port_, config_.db, replica_->applied_seq(), config_.director);
+      sql_port_, config_.db, replica_->applied_seq(), config_.DirectorAddress());
   return Status::Ok();
 }
 

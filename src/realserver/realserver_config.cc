@@ -4,7 +4,8 @@ namespace vsc::realserver {
 
 void RealServerConfig::Bind(ConfigTable& t) {
   t.Bind("id", &id, "unique name of this real server in the cluster (required)");
-  t.Bind("director", &director, "director control address host:port");
+  t.Bind("director", &director, "director host (HOST:PORT also accepted: the control port)");
+  t.Bind("control_port", &control_port, "the director's control_port");
   t.Bind("listen", &listen, "IPv4 address the services bind and register");
   t.Bind("lookup_port", &lookup_port, "lookup service port, UDP and TCP (0 = any free port)");
   t.Bind("http_port", &http_port,
@@ -30,6 +31,11 @@ void RealServerConfig::Bind(ConfigTable& t) {
   t.Bind("log_level", &log_level, "trace debug info warn error off");
   t.Bind("ready_file", &ready_file,
          "write the bound ports here as JSON once serving (for scripts and tests)");
+}
+
+std::string RealServerConfig::DirectorAddress() const {
+  if (director.find(':') != std::string::npos) return director;
+  return director + ":" + std::to_string(control_port);
 }
 
 }  // namespace vsc::realserver

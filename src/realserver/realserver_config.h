@@ -11,7 +11,8 @@ namespace vsc::realserver {
 
 struct RealServerConfig {
   std::string id;                      // unique name in the cluster (required)
-  std::string director = "127.0.0.1:7100";  // director control address host:port
+  std::string director = "127.0.0.1";  // director host (HOST:PORT, the older form, names the port)
+  uint16_t control_port = 7100;        // the director's control_port
   std::string listen = "127.0.0.1";    // address the services bind and register
   uint16_t lookup_port = 0;            // lookup service, UDP and TCP (0 = any free port)
   uint16_t http_port = 0;              // HTTP lookups, /v1/snapshot (0 = any free port)
@@ -30,6 +31,9 @@ struct RealServerConfig {
   std::string ready_file;              // written with the bound ports once serving
 
   void Bind(ConfigTable& table);
+  // "HOST:PORT" of the director's control port: `director` with `control_port` unless
+  // `director` carries a port itself.
+  std::string DirectorAddress() const;
 };
 
 }  // namespace vsc::realserver
