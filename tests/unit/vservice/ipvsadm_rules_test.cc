@@ -46,6 +46,23 @@ TEST(IpvsadmRules, IpvsadmSampleRestoresAndSavesIdentically) {
   EXPECT_EQ(SaveRules(t), kIpvsadmSample);
 }
 
+// ipvsadm(8), "EXAMPLE 1 - Simple Virtual Service": the input it pipes into `ipvsadm -R`.
+// ipvsadm -S -n prints the same rules with the default weight written out.
+TEST(IpvsadmRules, ManPageExampleOneRestores) {
+  std::string input = "\n";
+  std::string saved = "-A -t 207.175.44.110:80 -s rr\n";
+  input += saved;
+  for (int i = 1; i <= 5; ++i) {
+    const std::string line =
+        "-a -t 207.175.44.110:80 -r 192.168.10." + std::to_string(i) + ":80 -m";
+    input += line + "\n";
+    saved += line + " -w 1\n";
+  }
+  const VirtualServiceTable t = Restored(input);
+  EXPECT_EQ(t.Find(Key("tcp", "207.175.44.110:80"))->dests.size(), 5u);
+  EXPECT_EQ(SaveRules(t), saved);
+}
+
 TEST(IpvsadmRules, SaveFormatIsIpvsadms) {
   VirtualServiceTable t;
   const ServiceKey web = Key("tcp", "10.0.0.1:80");
