@@ -95,7 +95,7 @@ Status ValidateService(const ServiceKey& key, const ServiceConfig& config) {
     VSC_RETURN_IF_ERROR(CheckSameFamily(key, *config.sorry_server, "sorry server"));
     if (config.sorry_server->port == 0 || config.sorry_server->addr.is_unspecified()) {
       return InvalidArgument("sorry server " + ToString(*config.sorry_server) + In(key) +
-                             " is not a unicast address with a port");
+                             " needs a specific address (not 0.0.0.0 or ::) and a port");
     }
   }
   return Status::Ok();
@@ -104,8 +104,9 @@ Status ValidateService(const ServiceKey& key, const ServiceConfig& config) {
 Status ValidateDest(const ServiceKey& key, const AddrPort& dest, const DestConfig& config) {
   VSC_RETURN_IF_ERROR(CheckSameFamily(key, dest, "destination"));
   if (dest.port == 0 || dest.addr.is_unspecified()) {
-    return InvalidArgument("destination " + ToString(dest) + In(key) +
-                           " is not a unicast address with a port; write e.g. -r 10.0.0.2:80");
+    return InvalidArgument(
+        "destination " + ToString(dest) + In(key) +
+        " needs a specific address (not 0.0.0.0 or ::) and a port; write e.g. -r 10.0.0.2:80");
   }
   if (config.method == Method::kDr && key.proto == Proto::kTcp) {
     return InvalidArgument("direct return (-g) is not possible for TCP in a user-space director: " +

@@ -143,9 +143,9 @@ class VirtualServiceTable {
 // timeout and netmask in range, one-packet only for UDP ("One-Packet Scheduling is only for UDP
 // virtual services"), sorry server of the VIP's family with a port.
 Status ValidateService(const ServiceKey& key, const ServiceConfig& config);
-// The checks AddDest/EditDest make: a unicast address of the service's family with a port,
-// weight 0..65535, thresholds 0..INT_MAX with lower <= upper ("Numerical result out of range",
-// the kernel's ERANGE), dr only for UDP services, a valid agent id and check.
+// The checks AddDest/EditDest make: an address of the service's family, not 0.0.0.0 or ::, with a
+// port, weight 0..65535, thresholds 0..INT_MAX with lower <= upper ("Numerical result out of
+// range", the kernel's ERANGE), dr only for UDP services, a valid agent id and check.
 Status ValidateDest(const ServiceKey& key, const AddrPort& dest, const DestConfig& config);
 
 }  // namespace vsc::vservice
