@@ -1,6 +1,12 @@
 // Reads the test vectors printed in docs/protocol.md, so tests check the document against the
-// code: every "```hex <name>" block, as bytes, by name.
+// code: every "```hex <name>" block, as bytes, by name. The test target defines VSC_SOURCE_DIR
+// (the source tree): __FILE__ is no guide, since ccache's base_dir makes it a relative path that
+// does not resolve from the directory ctest runs the test in.
 #pragma once
+
+#ifndef VSC_SOURCE_DIR
+#error "define VSC_SOURCE_DIR (the source tree) for a test that reads docs/protocol.md"
+#endif
 
 #include <gtest/gtest.h>
 
@@ -15,7 +21,7 @@
 namespace vsc::proto::testing {
 
 inline std::map<std::string, std::vector<uint8_t>> ProtocolDocVectors() {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../../docs/protocol.md";
+  const auto path = std::filesystem::path(VSC_SOURCE_DIR) / "docs/protocol.md";
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "cannot read " << path;
   std::map<std::string, std::vector<uint8_t>> out;
