@@ -4,8 +4,8 @@
 //
 // A ring is a plain value: copy or share it (`std::shared_ptr<const Ring>`) and read it from any
 // thread. Build refuses what would make ownership ambiguous (duplicate names, two names with
-// the same id) and names the member at fault. Queries on an empty ring are a bug (they abort);
-// callers check empty() first.
+// the same id) and names the member at fault. Successor and predecessor queries on an empty ring
+// are a bug (they abort; callers check empty() first); its successor lists are empty.
 #pragma once
 
 #include <cstddef>

@@ -103,12 +103,7 @@ Status TableDecoder::ReadHeader() {
                   std::to_string(kMaxMembers) + " members");
   }
   members_.reserve(count_);
-  if (count_ == 0) {
-    Finish();
-  } else {
-    state_ = State::kMemberHeader;
-    need_ = kMemberHeaderSize;
-  }
+  NextMember();
   return Status::Ok();
 }
 
@@ -145,18 +140,18 @@ Status TableDecoder::ReadMemberStrings() {
                   "; the table is corrupt or from a build with another id rule");
   }
   members_.push_back(std::move(m));
+  NextMember();
+  return Status::Ok();
+}
+
+void TableDecoder::NextMember() {
   if (members_.size() == count_) {
-    Finish();
+    state_ = State::kDone;
+    need_ = 0;
   } else {
     state_ = State::kMemberHeader;
     need_ = kMemberHeaderSize;
   }
-  return Status::Ok();
-}
-
-void TableDecoder::Finish() {
-  state_ = State::kDone;
-  need_ = 0;
 }
 
 Ring TableDecoder::TakeRing() {

@@ -60,7 +60,8 @@ class TableDecoder {
   Status ReadHeader();
   Status ReadMemberHeader();
   Status ReadMemberStrings();
-  void Finish();
+  // Reads the next member's header, or completes the table after the last member.
+  void NextMember();
 
   State state_ = State::kHeader;
   size_t need_ = kTableHeaderSize;  // size of the part being read
