@@ -92,6 +92,23 @@ CheckConfig DefaultCheck(CheckType type) {
   return c;
 }
 
+CheckConfig DefaultStaticCheck() {
+  CheckConfig c = DefaultCheck(CheckType::kTcp);
+  c.delay_loop = std::chrono::seconds(1);
+  c.connect_timeout = std::chrono::seconds(1);
+  return c;
+}
+
+Duration ProbeTimeout(const CheckConfig& c) {
+  if (c.type == CheckType::kMisc) return c.misc_timeout.value_or(c.delay_loop);
+  return c.connect_timeout;
+}
+
+Duration WorstCaseDetectionTime(const CheckConfig& c) {
+  const int64_t retries = c.retry;
+  return c.delay_loop + (retries + 1) * ProbeTimeout(c) + retries * c.delay_before_retry;
+}
+
 Status Validate(const CheckConfig& c) {
   if (c.delay_loop.count() <= 0) return Bad(c, "delay_loop must be positive");
   if (c.connect_timeout.count() <= 0) return Bad(c, "connect_timeout must be positive");

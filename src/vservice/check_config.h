@@ -64,6 +64,24 @@ struct CheckConfig {
 // for HTTP_GET, the values above otherwise.
 CheckConfig DefaultCheck(CheckType type);
 
+// The check a static destination gets when none is configured (issue 12): TCP_CHECK every
+// second, connect_timeout 1 s, keepalived's other TCP_CHECK defaults (retry 1, 1 s apart).
+CheckConfig DefaultStaticCheck();
+
+// How long one probe may take before it counts as failed: misc_timeout (default delay_loop)
+// for MISC_CHECK, connect_timeout for the others.
+Duration ProbeTimeout(const CheckConfig& check);
+
+// The longest a dead destination stays up, from its death to the verdict, when every probe
+// runs to its timeout (a black hole): the wait for the next check, then retry + 1 probes
+// with delay_before_retry between them:
+//   delay_loop + (retry + 1) * ProbeTimeout + retry * delay_before_retry.
+// keepalived's rule of thumb, delay_loop + retry * (connect_timeout + delay_before_retry),
+// leaves out the first probe's timeout; it is exact for a destination that refuses at once,
+// whose worst case is delay_loop + retry * delay_before_retry (plus round trips).
+// MISC_CHECK's kill grace (SIGKILL 2 s after SIGTERM) is not included.
+Duration WorstCaseDetectionTime(const CheckConfig& check);
+
 // InvalidArgument when a duration is not positive, a field belongs to another checker type,
 // HTTP_GET has no path starting with '/', the status range is not within 100..599, digest is
 // not 32 hex digits, payload/expect are not hex, or MISC_CHECK has no misc_path.

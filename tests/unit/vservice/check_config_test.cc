@@ -21,6 +21,38 @@ TEST(CheckConfig, KeepalivedDefaults) {
   EXPECT_TRUE(Validate(DefaultCheck(CheckType::kUdp)).ok());
 }
 
+TEST(CheckConfig, StaticDestinationsGetATcpCheckEverySecond) {
+  const CheckConfig c = DefaultStaticCheck();
+  EXPECT_EQ(c.type, CheckType::kTcp);
+  EXPECT_EQ(c.delay_loop, seconds(1));
+  EXPECT_EQ(c.connect_timeout, seconds(1));
+  EXPECT_EQ(c.retry, 1u);
+  EXPECT_TRUE(Validate(c).ok());
+}
+
+TEST(CheckConfig, ProbeTimeoutIsMiscTimeoutForMiscCheck) {
+  EXPECT_EQ(ProbeTimeout(DefaultCheck(CheckType::kTcp)), seconds(5));
+  CheckConfig misc = DefaultCheck(CheckType::kMisc);
+  EXPECT_EQ(ProbeTimeout(misc), seconds(60));  // misc_timeout defaults to delay_loop
+  misc.misc_timeout = seconds(7);
+  EXPECT_EQ(ProbeTimeout(misc), seconds(7));
+}
+
+TEST(CheckConfig, WorstCaseDetectionTime) {
+  // keepalived's TCP_CHECK defaults: 60 s to the next check, two 5 s timeouts, 1 s apart.
+  EXPECT_EQ(WorstCaseDetectionTime(DefaultCheck(CheckType::kTcp)), seconds(60 + 2 * 5 + 1));
+  CheckConfig c = DefaultCheck(CheckType::kHttpGet);
+  c.delay_loop = seconds(10);
+  c.connect_timeout = seconds(2);
+  c.retry = 3;
+  c.delay_before_retry = seconds(4);
+  EXPECT_EQ(WorstCaseDetectionTime(c), seconds(10 + 4 * 2 + 3 * 4));
+  CheckConfig misc = DefaultCheck(CheckType::kMisc);  // retry 0: one probe of misc_timeout
+  misc.delay_loop = seconds(3);
+  misc.misc_timeout = seconds(2);
+  EXPECT_EQ(WorstCaseDetectionTime(misc), seconds(3 + 2));
+}
+
 TEST(CheckConfig, TypeNamesRoundTrip) {
   for (CheckType t : {CheckType::kTcp, CheckType::kHttpGet, CheckType::kUdp, CheckType::kMisc}) {
     EXPECT_EQ(*ParseCheckType(CheckTypeName(t)), t);
