@@ -36,6 +36,7 @@ Result<Subprocess> Subprocess::Spawn(const SpawnOptions& options) {
   if (pid < 0) return ErrnoStatus("fork", errno);
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.
+    if (options.new_process_group) setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the parent died before prctl
     sigset_t none;
@@ -68,10 +69,13 @@ Result<Subprocess> Subprocess::Spawn(const SpawnOptions& options) {
     execv(argv[0], argv.data());
     _exit(127);
   }
+  // Both sides set the group, so a kill(-pid) right after Spawn cannot miss it.
+  if (options.new_process_group) setpgid(pid, pid);
   return Subprocess(pid);
 }
 
-Subprocess::Subprocess(Subprocess&& o) noexcept : pid_(o.pid_), exit_code_(o.exit_code_) {
+Subprocess::Subprocess(Subprocess&& o) noexcept
+    : pid_(o.pid_), exit_code_(o.exit_code_), term_signal_(o.term_signal_) {
   o.pid_ = -1;
 }
 
@@ -83,6 +87,7 @@ Subprocess& Subprocess::operator=(Subprocess&& o) noexcept {
     }
     pid_ = o.pid_;
     exit_code_ = o.exit_code_;
+    term_signal_ = o.term_signal_;
     o.pid_ = -1;
   }
   return *this;
@@ -100,6 +105,7 @@ void Subprocess::Reaped(int status) {
     exit_code_ = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     exit_code_ = 128 + WTERMSIG(status);
+    term_signal_ = WTERMSIG(status);
   } else {
     exit_code_ = -1;
   }

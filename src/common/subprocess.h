@@ -19,8 +19,10 @@ struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is the program path
   std::string log_path;           // stdout and stderr appended here; empty = inherit
   std::vector<std::pair<std::string, std::string>> env;  // added to the parent's environment
-  std::string cgroup_procs;       // if set, the child writes its pid here before exec
-                                  // (e.g. /sys/fs/cgroup/cpu/vsc-rs1/cgroup.procs)
+  std::string cgroup_procs;        // if set, the child writes its pid here before exec
+                                   // (e.g. /sys/fs/cgroup/cpu/vsc-rs1/cgroup.procs)
+  bool new_process_group = false;  // the child leads a process group of its own (pgid = pid),
+                                   // so kill(-pid, sig) reaches everything it starts
 };
 
 class Subprocess {
@@ -35,6 +37,8 @@ class Subprocess {
   ~Subprocess();
 
   pid_t pid() const { return pid_; }
+  // After the child was reaped: the signal that killed it, or nullopt if it exited.
+  std::optional<int> term_signal() const { return term_signal_; }
   bool running();
   Status Signal(int sig);
   // Waits until the child exits or `timeout` passes. Returns the exit code (128+signal for a
@@ -49,6 +53,7 @@ class Subprocess {
 
   pid_t pid_ = -1;
   std::optional<int> exit_code_;
+  std::optional<int> term_signal_;
 };
 
 // Path of the running executable (/proc/self/exe), for re-executing `vsc` as a child.
