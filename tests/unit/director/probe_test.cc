@@ -23,7 +23,7 @@ using vservice::CheckConfig;
 using vservice::CheckType;
 
 class ProbeTest : public ::testing::Test {
- protected:
+ public:
   ProbeResult Run(const CheckConfig& c, tcp::endpoint ep, Duration timeout = milliseconds(200)) {
     std::optional<ProbeResult> out;
     asio::co_spawn(io_, RunProbe(c, ep, "127.0.0.1", timeout),
@@ -210,37 +210,44 @@ bool GroupGone(pid_t pgid) {
   return true;
 }
 
-// The command and a background child it started both hang; both are gone after the result.
-TEST_F(ProbeTest, MiscCommandThatHangsIsKilledAtMiscTimeout) {
-  const std::string pid_file = ::testing::TempDir() + "misc_hang_pid";
+struct HungCommand {
+  ProbeResult result;
+  Duration took{};
+  pid_t pgid = -1;  // the command's process group, as the command wrote it
+};
+
+// Runs `command` (which hangs) after it wrote its shell's pid, the group's id, to a file.
+HungCommand RunHung(ProbeTest& test, const std::string& before, const std::string& command,
+                    Duration timeout) {
+  const std::string pid_file = ::testing::TempDir() + "misc_hung_pid";
   std::remove(pid_file.c_str());
   const auto start = std::chrono::steady_clock::now();
-  const ProbeResult r =
-      Misc("echo $$ > " + pid_file + "; sleep 30 & sleep 30", false, milliseconds(150));
-  const auto took = std::chrono::steady_clock::now() - start;
-  EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.detail, "timed out after 150 ms (misc_timeout); its process group was killed");
-  EXPECT_GE(took, milliseconds(150));
-  EXPECT_LT(took, milliseconds(1500));  // SIGTERM was enough: no 2 s grace
-  const pid_t pgid = ReadPid(pid_file);
-  ASSERT_GT(pgid, 0);
-  EXPECT_TRUE(GroupGone(pgid));
+  HungCommand out;
+  out.result = test.Misc(before + "echo $$ > " + pid_file + "; " + command, false, timeout);
+  out.took = std::chrono::steady_clock::now() - start;
+  out.pgid = ReadPid(pid_file);
+  return out;
+}
+
+// The command and a background child it started both hang; both are gone after the result.
+TEST_F(ProbeTest, MiscCommandThatHangsIsKilledAtMiscTimeout) {
+  const HungCommand h = RunHung(*this, "", "sleep 30 & sleep 30", milliseconds(150));
+  EXPECT_FALSE(h.result.ok);
+  EXPECT_EQ(h.result.detail, "timed out after 150 ms (misc_timeout); its process group was killed");
+  EXPECT_GE(h.took, milliseconds(150));
+  EXPECT_LT(h.took, milliseconds(1500));  // SIGTERM was enough: no 2 s grace
+  ASSERT_GT(h.pgid, 0);
+  EXPECT_TRUE(GroupGone(h.pgid));
 }
 
 // A command that ignores SIGTERM gets SIGKILL 2 s after the timeout.
 TEST_F(ProbeTest, MiscCommandThatIgnoresSigtermIsKilledTwoSecondsLater) {
-  const std::string pid_file = ::testing::TempDir() + "misc_term_pid";
-  std::remove(pid_file.c_str());
-  const auto start = std::chrono::steady_clock::now();
-  const ProbeResult r =
-      Misc("trap '' TERM; echo $$ > " + pid_file + "; sleep 30", false, milliseconds(100));
-  const auto took = std::chrono::steady_clock::now() - start;
-  EXPECT_FALSE(r.ok);
-  EXPECT_GE(took, milliseconds(2100));
-  EXPECT_LT(took, milliseconds(3500));
-  const pid_t pgid = ReadPid(pid_file);
-  ASSERT_GT(pgid, 0);
-  EXPECT_TRUE(GroupGone(pgid));
+  const HungCommand h = RunHung(*this, "trap '' TERM; ", "sleep 30", milliseconds(100));
+  EXPECT_FALSE(h.result.ok);
+  EXPECT_GE(h.took, milliseconds(2100));
+  EXPECT_LT(h.took, milliseconds(3500));
+  ASSERT_GT(h.pgid, 0);
+  EXPECT_TRUE(GroupGone(h.pgid));
 }
 
 }  // namespace
