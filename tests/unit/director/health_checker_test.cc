@@ -77,6 +77,7 @@ TEST_F(HealthCheckerTest, AddUpdateRemoveByKey) {
   ASSERT_TRUE(checker_->Add(service_, d, Fast()).ok());
   EXPECT_EQ(checker_->Add(service_, d, Fast()).code(), Code::kAlreadyExists);
   EXPECT_TRUE(checker_->Update(service_, d, Fast(CheckType::kUdp)).ok());
+  EXPECT_EQ(Snap(d).type, CheckType::kUdp);
   EXPECT_EQ(checker_->Update(service_, Local(1), Fast()).code(), Code::kNotFound);
   EXPECT_EQ(checker_->size(), 1u);
   EXPECT_TRUE(checker_->Remove(service_, d).ok());
@@ -103,6 +104,8 @@ TEST_F(HealthCheckerTest, TcpUpStaysUpAndRefusedGoesDownWithReasonAndCounters) {
   const CheckSnapshot s = Snap(up);
   EXPECT_TRUE(s.up);
   EXPECT_EQ(s.last_result, "ok: connected");
+  EXPECT_GT(s.last_duration, Duration::zero());
+  EXPECT_LT(s.last_duration, milliseconds(100));  // within connect_timeout
   EXPECT_EQ(s.failures, 0u);
   const CheckSnapshot f = Snap(down);
   EXPECT_FALSE(f.up);
