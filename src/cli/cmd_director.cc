@@ -48,8 +48,8 @@ void AddDirectorCommand(CLI::App& app) {
     }
     BlockTerminationSignals();
     RealClock clock;
-    director::Director d(st->config, *key, *token, clock);
-    if (Status s = d.Start(); !s.ok()) {
+    director::Director d(st->config, *key, token->value, clock);
+    if (Status s = d.Start([&token] { return CreateAdminTokenFile(*token); }); !s.ok()) {
       std::fprintf(stderr, "vsc director: %s\n", s.ToString().c_str());
       ExitCode() = 1;
       return;

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file_checks.h"
+
 namespace vsc::cli {
 namespace {
 
@@ -44,12 +46,20 @@ Result<proto::ClusterKey> ResolveClusterKey(const std::string& key_file, bool in
       "only)");
 }
 
-Result<std::string> ResolveAdminToken(const std::string& path) {
-  const std::string file = path.empty() ? kDefaultTokenFile : path;
-  if (!path.empty() && access(path.c_str(), F_OK) == 0) return ReadTrimmed(path);
-  if (const char* env = std::getenv("VSC_ADMIN_TOKEN"); env != nullptr && *env != '\0') {
-    return std::string(env);
+Result<AdminToken> ResolveAdminToken(const std::string& path) {
+  if (!path.empty() && access(path.c_str(), F_OK) == 0) {
+    VSC_ASSIGN_OR_RETURN(std::string t, ReadTrimmed(path));
+    return AdminToken{std::move(t), ""};
   }
+  if (const char* env = std::getenv("VSC_ADMIN_TOKEN"); env != nullptr && *env != '\0') {
+    return AdminToken{std::string(env), ""};
+  }
+  const std::string file = path.empty() ? kDefaultTokenFile : path;
+  if (access(file.c_str(), F_OK) == 0) {
+    VSC_ASSIGN_OR_RETURN(std::string t, ReadTrimmed(file));
+    return AdminToken{std::move(t), ""};
+  }
+  VSC_RETURN_IF_ERROR(CheckCanCreate(file, "admin token file"));
   std::array<uint8_t, 24> raw;
   if (RAND_bytes(raw.data(), static_cast<int>(raw.size())) != 1) {
     return Internal("cannot generate an admin token (RAND_bytes failed)");
@@ -60,14 +70,25 @@ Result<std::string> ResolveAdminToken(const std::string& path) {
     token += kHex[b >> 4];
     token += kHex[b & 15];
   }
-  int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  return AdminToken{std::move(token), file};
+}
+
+Status CreateAdminTokenFile(const AdminToken& token) {
+  if (token.create_file.empty()) return Status::Ok();
+  const std::string& file = token.create_file;
+  int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    return FailedPrecondition("admin token file " + file +
+                              " appeared while this director started (another director in this "
+                              "directory?); start again to use it");
+  }
   if (fd < 0) return ErrnoStatus("writing admin token " + file, errno);
-  std::string line = token + "\n";
+  std::string line = token.value + "\n";
   ssize_t n = write(fd, line.data(), line.size());
   close(fd);
   if (n != static_cast<ssize_t>(line.size())) return IoError("short write to " + file);
   spdlog::info("admin token written to {}", file);
-  return token;
+  return Status::Ok();
 }
 
 Result<std::string> ReadAdminToken(const std::string& path) {

@@ -13,9 +13,23 @@ namespace vsc::cli {
 // (so the wire format is the same, but anyone can register) and says so loudly.
 Result<proto::ClusterKey> ResolveClusterKey(const std::string& key_file, bool insecure);
 
-// The admin bearer token: from `path` if the file exists; else $VSC_ADMIN_TOKEN; else a new
-// random token written to `path` (mode 0600), or to "director-admin.token" if path is empty.
-Result<std::string> ResolveAdminToken(const std::string& path);
+// The director's admin bearer token. `create_file` is set when the token is new: it must be
+// written there (CreateAdminTokenFile) once the director has bound its sockets.
+struct AdminToken {
+  std::string value;
+  std::string create_file;
+};
+
+// Resolves the admin token without writing anything, in the order `vsc adm` looks: the file
+// `path` if it exists; else $VSC_ADMIN_TOKEN; else "director-admin.token" if path is empty and
+// that file exists; else a new random token for `path` (or "director-admin.token"), whose
+// directory must be writable. An existing file is kept as it is, so the token stays the same
+// across restarts (scripts and Prometheus scrape configs keep working).
+Result<AdminToken> ResolveAdminToken(const std::string& path);
+
+// Writes a new token's file (mode 0600, O_EXCL: an existing file is never replaced). No-op when
+// the token needs no file.
+Status CreateAdminTokenFile(const AdminToken& token);
 
 // For `vsc adm`: the token from --token-file, else $VSC_ADMIN_TOKEN, else ./director-admin.token.
 Result<std::string> ReadAdminToken(const std::string& path);

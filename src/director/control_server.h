@@ -48,7 +48,7 @@ class ControlServer {
                 const Clock& clock, Publisher publish);
 
   Status Start(const asio::ip::tcp::endpoint& control, const asio::ip::udp::endpoint& heartbeat);
-  // Before Start; nullptr (the default) when replication is off.
+  // Before the io_context runs; nullptr (the default) when replication is off.
   void SetReplicator(Replicator* replicator) { replicator_ = replicator; }
   void Stop();
   uint16_t control_port() const { return control_port_; }

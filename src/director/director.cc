@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "common/file_checks.h"
 #include "common/ready_file.h"
 #include "common/signals.h"
 #include "membership/membership.h"
@@ -43,6 +44,25 @@ Status ValidateConfig(const DirectorConfig& c) {
   return Status::Ok();
 }
 
+bool ReplicationWanted(const DirectorConfig& c) {
+  std::error_code ec;
+  return !c.schema_db.empty() || std::filesystem::exists(c.log_file, ec);
+}
+
+Status CheckStartFiles(const DirectorConfig& c) {
+  if (ReplicationWanted(c)) {
+    std::error_code ec;
+    if (!std::filesystem::exists(c.log_file, ec)) {
+      VSC_RETURN_IF_ERROR(CheckReadable(c.schema_db, "schema_db")
+                              .Annotate("a new replication log needs the database every replica "
+                                        "starts from (vsc loaddb --out FILE builds one)"));
+      VSC_RETURN_IF_ERROR(CheckCanCreate(c.log_file, "log_file"));
+    }
+  }
+  if (!c.ready_file.empty()) VSC_RETURN_IF_ERROR(CheckCanCreate(c.ready_file, "ready_file"));
+  return Status::Ok();
+}
+
 Director::Director(DirectorConfig config, proto::ClusterKey key, std::string admin_token,
                    const Clock& clock)
     : config_(std::move(config)),
@@ -53,8 +73,60 @@ Director::Director(DirectorConfig config, proto::ClusterKey key, std::string adm
 
 Director::~Director() { Stop(); }
 
-Status Director::Start() {
+Status Director::Start(const std::function<Status()>& after_bind) {
   VSC_RETURN_IF_ERROR(ValidateConfig(config_));
+  VSC_RETURN_IF_ERROR(CheckStartFiles(config_));
+  const bool replication = ReplicationWanted(config_);
+  if (replication) {
+    auto lock = FileLock::Acquire(
+        config_.log_file, "replication log",
+        "another director runs on it: stop that one, or start this one in its own directory "
+        "(or with its own --log-file)");
+    if (!lock.ok()) return lock.status();
+    log_lock_.emplace(std::move(lock).value());
+  }
+  if (Status s = Bind(replication); !s.ok()) {
+    if (log_lock_) log_lock_->Abandon();  // nothing written: leave the disk as it was
+    log_lock_.reset();
+    return s;
+  }
+  // Every socket is bound: from here on start-up writes files.
+  if (replication) {
+    VSC_RETURN_IF_ERROR(StartReplication());
+  } else {
+    spdlog::info("replication off: no schema_db and no log at {}", config_.log_file);
+  }
+  if (after_bind) VSC_RETURN_IF_ERROR(after_bind());
+  rate_timer_ = std::make_unique<asio::steady_timer>(control_io_);
+  ArmRateTimer();
+
+  pool_.Start();
+  control_thread_ = std::thread([this] { control_io_.run(); });
+  started_ = true;
+  if (!config_.ready_file.empty()) {
+    std::vector<std::pair<std::string, std::string>> ports = {
+        {"lookup_port", std::to_string(lookup_port_)},
+        {"control_port", std::to_string(control_port())},
+        {"heartbeat_port", std::to_string(heartbeat_port())},
+        {"admin_port", std::to_string(admin_port())}};
+    if (replicator_) {
+      ports.emplace_back("write_port", std::to_string(write_port()));
+      ports.emplace_back("sql_port", std::to_string(sql_port()));
+    }
+    if (Status s = WriteReadyFile(config_.ready_file, ports); !s.ok()) {
+      Stop();
+      return s;
+    }
+  }
+  spdlog::info(
+      "director up: lookup {}:{} (udp dr, tcp proxy), control {}, heartbeat {}, admin {}:{}, "
+      "{} workers, scheduler {}",
+      config_.listen, lookup_port_, control_port(), heartbeat_port(), config_.admin_listen,
+      admin_port(), pool_.size(), config_.scheduler);
+  return Status::Ok();
+}
+
+Status Director::Bind(bool replication) {
   membership::Config mc;
   mc.heartbeat_interval = std::chrono::milliseconds(config_.heartbeat_interval_ms);
   mc.silent_after = static_cast<int>(config_.silent_after);
@@ -68,12 +140,36 @@ Status Director::Start() {
   control_ = std::make_unique<ControlServer>(control_io_, *plane_, key_, clock_,
                                              [this](ViewPtr v) { Publish(std::move(v)); });
 
+  const auto vip = asio::ip::make_address_v4(config_.listen);
+  std::vector<WorkerCounters*> counters;
+  VSC_RETURN_IF_ERROR(BindLookup(vip, counters));
+  // The control server's sessions run only once the control thread does (after Start has
+  // given it the replicator), so it may bind and arm now.
+  VSC_RETURN_IF_ERROR(control_->Start(asio::ip::tcp::endpoint(vip, config_.control_port),
+                                      asio::ip::udp::endpoint(vip, config_.heartbeat_port)));
+  admin_ = std::make_unique<AdminApi>(*plane_, *control_, counters, config_, clock_, admin_token_,
+                                      lookup_port_);
+  admin_http_ = std::make_unique<net::HttpServer>(
+      control_io_,
+      asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.admin_listen), config_.admin_port),
+      [this](const net::HttpRequest& r) { return admin_->Handle(r); });
+  VSC_RETURN_IF_ERROR(admin_http_->Start().Annotate("admin API"));
+  if (!replication) return Status::Ok();
+  VSC_ASSIGN_OR_RETURN(
+      write_listener_,
+      WriteServer::Bind(control_io_, asio::ip::tcp::endpoint(vip, config_.write_port)));
+  VSC_ASSIGN_OR_RETURN(
+      auto sql, ReadRouter::Bind(control_io_, asio::ip::udp::endpoint(vip, config_.sql_port)));
+  sql_socket_.emplace(std::move(sql));
+  return Status::Ok();
+}
+
+Status Director::BindLookup(const asio::ip::address_v4& vip,
+                            std::vector<WorkerCounters*>& counters) {
   sched::SchedulerOptions so;
   so.mh_table_size = config_.mh_table_size;
   so.dwlc_reference_ms = config_.dwlc_reference_ms;
-  const auto vip = asio::ip::make_address_v4(config_.listen);
   uint16_t port = config_.lookup_port;
-  std::vector<WorkerCounters*> counters;
   for (size_t i = 0; i < pool_.size(); ++i) {
     worker_counters_.push_back(std::make_unique<WorkerCounters>(config_.max_servers));
     counters.push_back(worker_counters_.back().get());
@@ -92,50 +188,10 @@ Status Director::Start() {
     tcp_.back()->Start(std::move(pair->tcp));
   }
   lookup_port_ = port;
-
-  VSC_RETURN_IF_ERROR(StartReplication(vip));
-  VSC_RETURN_IF_ERROR(control_->Start(asio::ip::tcp::endpoint(vip, config_.control_port),
-                                      asio::ip::udp::endpoint(vip, config_.heartbeat_port)));
-  admin_ = std::make_unique<AdminApi>(*plane_, *control_, counters, config_, clock_,
-                                      admin_token_, lookup_port_);
-  admin_->SetReplication(replicator_.get(), write_server_.get(), read_router_.get());
-  admin_http_ = std::make_unique<net::HttpServer>(
-      control_io_,
-      asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.admin_listen), config_.admin_port),
-      [this](const net::HttpRequest& r) { return admin_->Handle(r); });
-  VSC_RETURN_IF_ERROR(admin_http_->Start().Annotate("admin API"));
-  rate_timer_ = std::make_unique<asio::steady_timer>(control_io_);
-  ArmRateTimer();
-
-  pool_.Start();
-  control_thread_ = std::thread([this] { control_io_.run(); });
-  started_ = true;
-  if (!config_.ready_file.empty()) {
-    std::vector<std::pair<std::string, std::string>> ports = {
-        {"lookup_port", std::to_string(lookup_port_)},
-        {"control_port", std::to_string(control_port())},
-        {"heartbeat_port", std::to_string(heartbeat_port())},
-        {"admin_port", std::to_string(admin_port())}};
-    if (replicator_) {
-      ports.emplace_back("write_port", std::to_string(write_port()));
-      ports.emplace_back("sql_port", std::to_string(sql_port()));
-    }
-    VSC_RETURN_IF_ERROR(WriteReadyFile(config_.ready_file, ports));
-  }
-  spdlog::info(
-      "director up: lookup {}:{} (udp dr, tcp proxy), control {}, heartbeat {}, admin {}:{}, "
-      "{} workers, scheduler {}",
-      config_.listen, lookup_port_, control_port(), heartbeat_port(), config_.admin_listen,
-      admin_port(), pool_.size(), config_.scheduler);
   return Status::Ok();
 }
 
-Status Director::StartReplication(const asio::ip::address_v4& vip) {
-  std::error_code fs_ec;
-  if (config_.schema_db.empty() && !std::filesystem::exists(config_.log_file, fs_ec)) {
-    spdlog::info("replication off: no schema_db and no log at {}", config_.log_file);
-    return Status::Ok();
-  }
+Status Director::StartReplication() {
   ReplicatorOptions ro;
   ro.log_file = config_.log_file;
   ro.schema_db = config_.schema_db;
@@ -147,18 +203,18 @@ Status Director::StartReplication(const asio::ip::address_v4& vip) {
   ro.log.retain_bytes = static_cast<uint64_t>(config_.log_retain_bytes);
   VSC_ASSIGN_OR_RETURN(replicator_, Replicator::Open(control_io_, *plane_, clock_, ro));
   write_server_ = std::make_unique<WriteServer>(control_io_, key_, clock_, *replicator_);
-  VSC_RETURN_IF_ERROR(write_server_->Start(asio::ip::tcp::endpoint(vip, config_.write_port))
-                          .Annotate("write port"));
+  write_server_->Start(std::move(write_listener_));
   ReadRouterOptions rro;
   rro.queue_capacity = config_.request_queue;
   rro.timeout = std::chrono::milliseconds(config_.read_timeout_ms);
   rro.decay_period = std::chrono::milliseconds(config_.heartbeat_interval_ms);
   read_router_ = std::make_unique<ReadRouter>(control_io_, key_, clock_, *replicator_, rro);
-  VSC_RETURN_IF_ERROR(read_router_->Start(asio::ip::udp::endpoint(vip, config_.sql_port))
-                          .Annotate("SQL read port"));
+  read_router_->Start(std::move(*sql_socket_));
+  sql_socket_.reset();
   replicator_->SetListeners([this] { control_->PublishIfNeeded(); },
                             [this] { read_router_->OnProgress(); });
   control_->SetReplicator(replicator_.get());
+  admin_->SetReplication(replicator_.get(), write_server_.get(), read_router_.get());
   replicator_->Start();
   spdlog::info("replication on: write port {}, SQL read port {}, log {}, policy {}",
                write_server_->port(), read_router_->port(), config_.log_file,

@@ -4,18 +4,25 @@
 // each with its own SO_REUSEPORT socket). The control thread publishes each new ClusterView to
 // every worker by asio::post. Replication runs when schema_db is set or log_file exists.
 //
-// Lifecycle: construct → Start() (binds every socket, starts threads; an error leaves nothing
-// running) → Stop() (stops accepting, closes sessions, joins threads). Start/Stop from one thread.
+// Lifecycle: construct → Start() → Stop() (stops accepting, closes sessions, joins threads).
+// Start/Stop from one thread. Start runs in an order that makes a failed start harmless: it
+// validates the whole configuration, locks the replication log (FileLock, so a second director
+// in the same directory is refused naming the first one's pid), binds every socket, and only
+// then writes: the log (a new epoch), `after_bind` (the CLI writes a new admin token file
+// there), the ready file. An error before the writes leaves nothing running and the disk as it
+// was; an error returned by Start leaves nothing running.
 #pragma once
 
 #include <asio.hpp>
-
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/file_lock.h"
 #include "director/admin_api.h"
 #include "director/control_plane.h"
 #include "director/control_server.h"
@@ -38,7 +45,7 @@ class Director {
            const Clock& clock);
   ~Director();
 
-  Status Start();
+  Status Start(const std::function<Status()>& after_bind = nullptr);
   void Stop();
   // Blocks until SIGINT or SIGTERM, then stops.
   void RunUntilSignal();
@@ -53,7 +60,11 @@ class Director {
  private:
   void Publish(ViewPtr view);
   void ArmRateTimer();
-  Status StartReplication(const asio::ip::address_v4& vip);
+  // Every socket, no file written; with replication the write and SQL sockets wait in
+  // write_listener_ / sql_socket_ for StartReplication.
+  Status Bind(bool replication);
+  Status BindLookup(const asio::ip::address_v4& vip, std::vector<WorkerCounters*>& counters);
+  Status StartReplication();
 
   DirectorConfig config_;
   proto::ClusterKey key_;
@@ -74,6 +85,9 @@ class Director {
   std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<net::HttpServer> admin_http_;
   std::unique_ptr<asio::steady_timer> rate_timer_;
+  std::optional<FileLock> log_lock_;                  // with replication, from Start on
+  std::unique_ptr<net::TcpListener> write_listener_;  // bound, until StartReplication
+  std::optional<asio::ip::udp::socket> sql_socket_;   // bound, until StartReplication
   uint16_t lookup_port_ = 0;
   bool started_ = false;
 };
@@ -81,5 +95,9 @@ class Director {
 // Checks a configuration before anything binds: scheduler name, netmask, heartbeat periods,
 // replication settings.
 Status ValidateConfig(const DirectorConfig& config);
+// Whether Start runs replication: schema_db is set or log_file exists.
+bool ReplicationWanted(const DirectorConfig& config);
+// The files start-up reads exist and the directories it writes into are writable.
+Status CheckStartFiles(const DirectorConfig& config);
 
 }  // namespace vsc::director

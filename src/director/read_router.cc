@@ -28,21 +28,27 @@ ReadRouter::ReadRouter(asio::io_context& io, const proto::ClusterKey& key, const
       queue_(options.queue_capacity),
       timer_(io) {}
 
-Status ReadRouter::Start(const asio::ip::udp::endpoint& endpoint) {
+Result<asio::ip::udp::socket> ReadRouter::Bind(asio::io_context& io,
+                                               const asio::ip::udp::endpoint& endpoint) {
   asio::error_code ec;
-  socket_ = std::make_unique<asio::ip::udp::socket>(io_);
-  socket_->open(endpoint.protocol(), ec);
-  if (!ec) socket_->bind(endpoint, ec);
-  if (!ec) socket_->non_blocking(true, ec);
+  asio::ip::udp::socket socket(io);
+  socket.open(endpoint.protocol(), ec);
+  if (!ec) socket.bind(endpoint, ec);
+  if (!ec) socket.non_blocking(true, ec);
   if (ec) {
     return IoError("SQL read port " + endpoint.address().to_string() + ":" +
                    std::to_string(endpoint.port()) + ": " + ec.message());
   }
-  port_ = socket_->local_endpoint().port();
+  return socket;
+}
+
+void ReadRouter::Start(asio::ip::udp::socket socket) {
+  socket_ = std::make_unique<asio::ip::udp::socket>(std::move(socket));
+  asio::error_code ec;
+  port_ = socket_->local_endpoint(ec).port();
   last_decay_ = clock_.Now();
   asio::co_spawn(io_, ReceiveLoop(this), asio::detached);
   ArmTimer();
-  return Status::Ok();
 }
 
 void ReadRouter::Stop() {

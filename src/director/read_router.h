@@ -9,7 +9,7 @@
 // the last sequenced write are answered by the director itself: ReadResponse{ok=false, error}.
 //
 // Thread: the control thread (it reads the Replicator's state directly; no view to publish).
-// Lifecycle: Start binds; Stop closes the socket and answers nothing more.
+// Lifecycle: Bind, then Start serves; Stop closes the socket and answers nothing more.
 #pragma once
 
 #include <asio.hpp>
@@ -50,7 +50,11 @@ class ReadRouter {
   ReadRouter(asio::io_context& io, const proto::ClusterKey& key, const Clock& clock,
              Replicator& replicator, ReadRouterOptions options);
 
-  Status Start(const asio::ip::udp::endpoint& endpoint);
+  // Binds the read port (port 0: any), before anything else starts: kIo naming the address.
+  static Result<asio::ip::udp::socket> Bind(asio::io_context& io,
+                                            const asio::ip::udp::endpoint& endpoint);
+  // Serves on a socket from Bind (same io_context).
+  void Start(asio::ip::udp::socket socket);
   void Stop();
   // Replicas advanced or changed state: forward what the queue holds if it can go now.
   void OnProgress();

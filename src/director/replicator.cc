@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 
 #include "director/replication_wire.h"
 #include "replication/digest.h"
@@ -50,6 +52,25 @@ const proto::Endpoint* FindEndpoint(const proto::Register& reg, std::string_view
   return nullptr;
 }
 
+// What a new log records from schema_db: its schema and the checksum of its content (seq 0).
+struct Bootstrap {
+  std::vector<std::string> ddl;
+  std::string checksum;
+};
+
+Result<Bootstrap> ReadBootstrap(const ReplicatorOptions& o) {
+  if (o.schema_db.empty()) {
+    return InvalidArgument("the replication log '" + o.log_file +
+                           "' is new: set schema_db to the database every replica starts from "
+                           "(its schema and content define seq 0)");
+  }
+  auto ddl = replication::SchemaMirror::ReadSchema(o.schema_db);
+  if (!ddl.ok()) return ddl.status().Annotate("schema_db '" + o.schema_db + "'");
+  auto sum = replication::Checksum(o.schema_db);
+  if (!sum.ok()) return sum.status().Annotate("checksum of schema_db '" + o.schema_db + "'");
+  return Bootstrap{std::move(ddl).value(), std::move(sum).value()};
+}
+
 }  // namespace
 
 std::string_view ReplicationStateName(ReplicationState state) {
@@ -79,22 +100,25 @@ Result<std::unique_ptr<Replicator>> Replicator::Open(asio::io_context& io, Contr
                                                      ReplicatorOptions options) {
   std::unique_ptr<Replicator> r(new Replicator(io, plane, clock, std::move(options)));
   const ReplicatorOptions& o = r->options_;
+  // A new log: read the bootstrap first, so that a bad schema_db creates no log file.
+  std::error_code fs_ec;
+  const bool is_new = !std::filesystem::exists(o.log_file, fs_ec);
+  std::optional<Bootstrap> bootstrap;
+  if (is_new) {
+    VSC_ASSIGN_OR_RETURN(bootstrap, ReadBootstrap(o));
+  }
   auto log = replication::ReplicationLog::Open(o.log_file, o.log);
   if (!log.ok()) return log.status().Annotate("replication log '" + o.log_file + "'");
   r->log_ = std::move(log).value();
   if (r->log_->BootstrapChecksum().empty()) {
-    if (o.schema_db.empty()) {
-      return InvalidArgument("the replication log '" + o.log_file +
-                             "' is new: set schema_db to the database every replica starts from "
-                             "(its schema and content define seq 0)");
+    if (!bootstrap) {
+      VSC_ASSIGN_OR_RETURN(bootstrap, ReadBootstrap(o));
     }
-    auto ddl = replication::SchemaMirror::ReadSchema(o.schema_db);
-    if (!ddl.ok()) return ddl.status().Annotate("schema_db '" + o.schema_db + "'");
-    auto sum = replication::Checksum(o.schema_db);
-    if (!sum.ok()) return sum.status().Annotate("checksum of schema_db '" + o.schema_db + "'");
-    VSC_RETURN_IF_ERROR(r->log_->SetBootstrap(*ddl, *sum).Annotate("recording the bootstrap"));
+    const std::vector<std::string>& ddl = bootstrap->ddl;
+    const std::string& sum = bootstrap->checksum;
+    VSC_RETURN_IF_ERROR(r->log_->SetBootstrap(ddl, sum).Annotate("recording the bootstrap"));
     spdlog::info("replication log {} created from {} ({} schema statements, checksum {})",
-                 o.log_file, o.schema_db, ddl->size(), *sum);
+                 o.log_file, o.schema_db, ddl.size(), sum);
   } else if (!o.schema_db.empty()) {
     auto sum = replication::Checksum(o.schema_db);
     if (sum.ok() && *sum != r->log_->BootstrapChecksum()) {

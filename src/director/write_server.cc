@@ -14,17 +14,21 @@ WriteServer::WriteServer(asio::io_context& io, const proto::ClusterKey& key, con
                          Replicator& replicator)
     : io_(io), codec_(key), counter_(clock.WallMicros()), replicator_(replicator) {}
 
-Status WriteServer::Start(const asio::ip::tcp::endpoint& endpoint) {
-  auto listener = net::TcpListener::Listen(io_, endpoint, /*reuse_port=*/false);
+Result<std::unique_ptr<net::TcpListener>> WriteServer::Bind(
+    asio::io_context& io, const asio::ip::tcp::endpoint& endpoint) {
+  auto listener = net::TcpListener::Listen(io, endpoint, /*reuse_port=*/false);
   if (!listener.ok()) return listener.status().Annotate("write port");
-  listener_ = std::move(listener).value();
+  return std::move(listener).value();
+}
+
+void WriteServer::Start(std::unique_ptr<net::TcpListener> listener) {
+  listener_ = std::move(listener);
   port_ = listener_->local_port();
   listener_->Start([this](asio::ip::tcp::socket socket) {
     asio::error_code ignore;
     socket.set_option(asio::ip::tcp::no_delay(true), ignore);
     asio::co_spawn(io_, Session(this, std::move(socket)), asio::detached);
   });
-  return Status::Ok();
 }
 
 void WriteServer::Stop() {

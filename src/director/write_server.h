@@ -9,7 +9,7 @@
 // sender name (counters on one TCP stream always increase); a request refused as a replay is
 // not applied and the session is closed, like any message that fails authentication.
 //
-// Thread: the control thread (the Replicator's). Lifecycle: Start binds and accepts; Stop closes
+// Thread: the control thread (the Replicator's). Lifecycle: Bind, then Start accepts; Stop closes
 // the listener and every session (registry `sessions_`).
 #pragma once
 
@@ -41,7 +41,11 @@ class WriteServer {
   WriteServer(asio::io_context& io, const proto::ClusterKey& key, const Clock& clock,
               Replicator& replicator);
 
-  Status Start(const asio::ip::tcp::endpoint& endpoint);
+  // Binds the write port (port 0: any), before anything else starts: kIo naming the address.
+  static Result<std::unique_ptr<net::TcpListener>> Bind(asio::io_context& io,
+                                                        const asio::ip::tcp::endpoint& endpoint);
+  // Accepts on a listener from Bind (same io_context).
+  void Start(std::unique_ptr<net::TcpListener> listener);
   void Stop();
   uint16_t port() const { return port_; }
   size_t open_sessions() const { return sessions_.size(); }
