@@ -1,7 +1,9 @@
 #include "realserver/realserver.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <future>
 #include <sstream>
 
@@ -49,6 +51,19 @@ Status ValidateConfig(const RealServerConfig& c) {
   return Status::Ok();
 }
 
+Status CheckDatabaseFile(const RealServerConfig& c) {
+  if (c.create_db) return Status::Ok();
+  struct stat st {};
+  if (::stat(c.db.c_str(), &st) == 0) return Status::Ok();
+  if (errno != ENOENT) return ErrnoStatus("database " + c.db, errno);
+  return NotFound("database " + c.db +
+                  " does not exist (a mistyped --db?); give this server its own copy of the "
+                  "resource database (cp resources.db " +
+                  c.id + ".db, or vsc loaddb --out " + c.db +
+                  "), or --create-db true to start with an empty one that the director "
+                  "fills with a snapshot from a peer");
+}
+
 RealServer::RealServer(RealServerConfig config, proto::ClusterKey key, const Clock& clock)
     : config_(std::move(config)), key_(std::move(key)), clock_(clock), pool_(config_.workers) {}
 
@@ -56,6 +71,7 @@ RealServer::~RealServer() { Stop(); }
 
 Status RealServer::Start() {
   VSC_RETURN_IF_ERROR(ValidateConfig(config_));
+  VSC_RETURN_IF_ERROR(CheckDatabaseFile(config_));
   VSC_ASSIGN_OR_RETURN(auto director, net::ParseTcpEndpoint(config_.DirectorAddress()));
   VSC_ASSIGN_OR_RETURN(auto trusted, ParseAddressList(config_.trusted_forwarders));
   if (trusted.empty()) trusted.push_back(director.address().to_v4().to_uint());

@@ -71,5 +71,8 @@ class RealServer {
 };
 
 Status ValidateConfig(const RealServerConfig& config);
+// The database file must exist unless create_db: a mistyped path must not start an empty
+// replica. NotFound naming the path and the ways to get a copy.
+Status CheckDatabaseFile(const RealServerConfig& config);
 
 }  // namespace vsc::realserver

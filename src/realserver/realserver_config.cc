@@ -13,7 +13,11 @@ void RealServerConfig::Bind(ConfigTable& t) {
   t.Bind("sql_port", &sql_port, "SQL read port, UDP, registered as sql-udp (0 = any free port)");
   t.Bind("db", &db,
          "resource database file (SQLite, built by vsc loaddb); this server's replica, written "
-         "only by replication");
+         "only by replication; it must exist unless create_db is set, and belongs to this "
+         "server alone (a lock file <db>.vsc-lock keeps a second server off it)");
+  t.Bind("create_db", &create_db,
+         "create db empty when it does not exist; the director then has a peer's snapshot "
+         "copied into it before the server serves");
   t.Bind("synchronous", &synchronous,
          "replica writer's PRAGMA synchronous: NORMAL (WAL, durable at checkpoint) or FULL "
          "(durable at every commit)");

@@ -18,6 +18,7 @@ struct RealServerConfig {
   uint16_t http_port = 0;              // HTTP lookups, /v1/snapshot (0 = any free port)
   uint16_t sql_port = 0;               // SQL reads over UDP, "sql-udp" (0 = any free port)
   std::string db = "resources.db";     // resource database (SQLite), this server's replica
+  bool create_db = false;              // a missing db is created empty (a snapshot fills it)
   std::string synchronous = "NORMAL";  // replica writer: NORMAL (durable at checkpoint) or FULL
   uint32_t apply_batch = 4096;         // replicated entries applied per transaction at most
   uint32_t snapshot_timeout_ms = 30000;  // snapshot fetch: connect and per-read stall bound

@@ -79,15 +79,26 @@ void SyncDirectoryOf(const std::string& path) {
 }  // namespace
 
 Result<std::unique_ptr<Replica>> Replica::Open(ReplicaOptions options, ReplicaHooks hooks) {
+  // Before SQLite touches the file: a second writer would apply every replicated write again.
+  VSC_ASSIGN_OR_RETURN(
+      FileLock lock,
+      FileLock::Acquire(options.path, "replica database",
+                        "stop that server, or give this one its own copy of the database "
+                        "(cp resources.db rs2.db, then --db rs2.db): two real servers on one file "
+                        "apply every replicated write to it twice"));
   VSC_ASSIGN_OR_RETURN(auto applier, OpenApplier(options));
-  auto r = std::unique_ptr<Replica>(new Replica(std::move(options), std::move(hooks), std::move(applier)));
+  auto r = std::unique_ptr<Replica>(
+      new Replica(std::move(options), std::move(hooks), std::move(lock), std::move(applier)));
   r->Publish();
   return r;
 }
 
-Replica::Replica(ReplicaOptions options, ReplicaHooks hooks,
+Replica::Replica(ReplicaOptions options, ReplicaHooks hooks, FileLock lock,
                  std::unique_ptr<replication::Applier> applier)
-    : options_(std::move(options)), hooks_(std::move(hooks)), applier_(std::move(applier)) {}
+    : options_(std::move(options)),
+      hooks_(std::move(hooks)),
+      lock_(std::move(lock)),
+      applier_(std::move(applier)) {}
 
 Replica::~Replica() { Stop(); }
 

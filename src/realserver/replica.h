@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/file_lock.h"
 #include "common/status.h"
 #include "proto/control.pb.h"
 #include "replication/applier.h"
@@ -69,8 +70,10 @@ struct ReplicaOptions {
 
 class Replica {
  public:
-  // Opens the database as a replica (the writer connection) on the calling thread. Fails like
-  // OpenSqliteExecutor / Applier::Create.
+  // Locks the database (FileLock on <path>.vsc-lock: kFailedPrecondition naming the holder's
+  // pid when another replica has it), then opens it as a replica (the writer connection) on the
+  // calling thread. Fails like OpenSqliteExecutor / Applier::Create. A missing file is created
+  // empty: the caller decides whether that is wanted (RealServer's create_db).
   static Result<std::unique_ptr<Replica>> Open(ReplicaOptions options, ReplicaHooks hooks);
   ~Replica();
 
@@ -104,7 +107,8 @@ class Replica {
   };
   using Work = std::variant<Batch, Install>;
 
-  Replica(ReplicaOptions options, ReplicaHooks hooks, std::unique_ptr<replication::Applier> applier);
+  Replica(ReplicaOptions options, ReplicaHooks hooks, FileLock lock,
+          std::unique_ptr<replication::Applier> applier);
   void Run(std::function<void()> on_ready);
   void ApplyBatches(std::vector<Batch>& batches);
   Status DoInstall(const SnapshotSource& source);
@@ -113,6 +117,7 @@ class Replica {
 
   ReplicaOptions options_;
   ReplicaHooks hooks_;
+  FileLock lock_;  // held for the replica's life, across snapshot installs (a sidecar file)
   std::unique_ptr<replication::Applier> applier_;  // replica thread only (null when broken)
   std::string broken_;                             // replica thread only: why applier_ is null
 

@@ -1,15 +1,14 @@
 #include "realserver/replica.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <unistd.h>
 
 #include <asio.hpp>
-#include <fmt/format.h>
-
-#include <future>
-
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -70,6 +69,13 @@ replication::ReplicaState ApplyDirectly(const std::string& path, uint64_t n) {
   for (uint64_t s = 1; s <= n; ++s) entries.push_back(*EntryFromProto(MakeEntry(s)));
   EXPECT_TRUE((*applier)->Apply(entries).ok());
   return (*applier)->state();
+}
+
+// A replica without hooks, to try a second one on a file.
+Result<std::unique_ptr<Replica>> OpenPlain(const std::string& path) {
+  ReplicaOptions o;
+  o.path = path;
+  return Replica::Open(o, {});
 }
 
 class ReplicaTest : public ::testing::Test {
@@ -201,6 +207,27 @@ TEST_F(ReplicaTest, ReopensAtItsStoredPosition) {
   EXPECT_EQ(again->position().digest, ApplyDirectly(dir_.File("ref.db"), 20).digest);
 }
 
+TEST_F(ReplicaTest, SecondReplicaOnTheSameFileIsRefusedAndTheFirstCarriesOn) {
+  const std::string path = dir_.File("a.db");
+  auto r = OpenReplica(path);
+  StartAndWait(*r);
+  r->Submit(1, Range(1, 5));
+  WaitForAck(5);
+  auto second = OpenPlain(path);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Code::kFailedPrecondition);
+  const std::string& m = second.status().message();
+  EXPECT_NE(
+      m.find("replica database " + path + " is in use by process " + std::to_string(::getpid())),
+      std::string::npos)
+      << m;
+  EXPECT_NE(m.find("its own copy"), std::string::npos) << m;
+  r->Submit(1, Range(6, 10));
+  WaitForAck(10);
+  EXPECT_EQ(r->position().digest, ApplyDirectly(dir_.File("ref.db"), 10).digest)
+      << "the refused replica must not have applied or changed anything";
+}
+
 TEST_F(ReplicaTest, ContentChecksumFollowsEveryChangeBehindTheCache) {
   const std::string path = dir_.File("a.db");
   {
@@ -288,6 +315,8 @@ TEST_F(ReplicaTest, InstallsASnapshotInPlaceAndCarriesOn) {
   auto acks = WaitForAck(45);
   EXPECT_EQ(acks.back().session, 2u);
   EXPECT_EQ(r->position().digest, ApplyDirectly(dir_.File("ref.db"), 45).digest);
+  // The database file was replaced; the replica still owns it.
+  EXPECT_EQ(OpenPlain(path).status().code(), Code::kFailedPrecondition);
 }
 
 TEST_F(ReplicaTest, AFailedFetchLeavesTheDatabaseAlone) {
