@@ -26,6 +26,11 @@ Status WriteText(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+// A database and the files SQLite and the replica keep beside it.
+void RemoveDatabaseFiles(const std::string& db) {
+  for (const char* suffix : {"", "-wal", "-shm", ".vsc-checksum"}) ::unlink((db + suffix).c_str());
+}
+
 Result<nlohmann::json> ParseReady(const std::string& text, const std::string& path) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return Internal("ready file " + path + " is not JSON");
@@ -47,16 +52,15 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
   c->key_hex_ = key.Hex();
   ::unlink(c->key_file_.c_str());
   VSC_RETURN_IF_ERROR(key.WriteFile(c->key_file_));
+  // Every real server has its own copy (a database belongs to one server: a second one on the
+  // same file is refused), and every replica starts from the same bytes: db_path.
+  for (int i = 0; i < options.real_servers; ++i) {
+    const std::string copy = c->server_db(i);
+    RemoveDatabaseFiles(copy);
+    fs::copy_file(options.db_path, copy, fs::copy_options::overwrite_existing, ec);
+    if (ec) return IoError("cannot copy " + options.db_path + " to " + copy + ": " + ec.message());
+  }
   if (options.replication) {
-    // Every replica starts from the same bytes: the bootstrap database.
-    for (int i = 0; i < options.real_servers; ++i) {
-      const std::string copy = c->Path(c->server_id(i) + ".db");
-      for (const char* suffix : {"", "-wal", "-shm", ".vsc-checksum"}) {
-        ::unlink((copy + suffix).c_str());
-      }
-      fs::copy_file(options.db_path, copy, fs::copy_options::overwrite_existing, ec);
-      if (ec) return IoError("cannot copy " + options.db_path + " to " + copy + ": " + ec.message());
-    }
     for (const char* suffix : {"", "-wal", "-shm"}) {
       ::unlink(c->Path(std::string("director-log.db") + suffix).c_str());
     }
@@ -69,9 +73,7 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
 
 LocalCluster::~LocalCluster() { Stop(); }
 
-std::string LocalCluster::server_db(int i) const {
-  return options_.replication ? Path(server_id(i) + ".db") : options_.db_path;
-}
+std::string LocalCluster::server_db(int i) const { return Path(server_id(i) + ".db"); }
 
 Status LocalCluster::StartDirector() {
   const std::string ready = Path("director.ready");
@@ -271,6 +273,11 @@ void LocalCluster::Stop() {
   if (director_) {
     director_->Terminate(3s);
     director_.reset();
+  }
+  // Without replication the copies are scratch copies of a read-only database: a benchmark
+  // with several steps would otherwise leave one set per step behind.
+  if (!options_.replication) {
+    for (int i = 0; i < size(); ++i) RemoveDatabaseFiles(server_db(i));
   }
 }
 

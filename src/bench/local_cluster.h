@@ -23,7 +23,8 @@ namespace vsc::bench {
 struct LocalClusterOptions {
   std::string vsc_binary;        // path of `vsc` (SelfExecutable() from inside vsc)
   std::string work_dir;          // created if missing: logs, ready files, key, token
-  std::string db_path;           // resource database shared by the real servers (read-only)
+  std::string db_path;           // resource database; each real server gets its own copy
+                                 // (work_dir/rsN.db), removed at Stop() without replication
   int real_servers = 4;
   bool start_director = true;    // false: real servers alone (the seed's single top node)
   std::string scheduler = "wlc";
@@ -35,9 +36,8 @@ struct LocalClusterOptions {
   double rs_cpu_quota = 0;       // CPUs per real server via cgroup cpu.cfs_quota_us; 0 = none
   std::string log_level = "info";
   std::vector<std::string> director_extra_args;
-  // Replicated databases (issue 3): each real server gets its own copy of db_path
-  // (work_dir/rsN.db); the director keeps its log in work_dir/director-log.db with db_path as
-  // the bootstrap (seq 0) database, and opens its write and SQL ports.
+  // Replicated databases (issue 3): the director keeps its log in work_dir/director-log.db with
+  // db_path as the bootstrap (seq 0) database, and opens its write and SQL ports.
   bool replication = false;
   std::string commit_policy = "all";
 };
@@ -55,7 +55,7 @@ class LocalCluster {
   uint16_t sql_port() const { return sql_port_; }      // replication only
   const std::string& key_file() const { return key_file_; }
   std::string work_dir() const { return options_.work_dir; }
-  // The database file real server i serves (its own copy with replication).
+  // The database file real server i serves (its own copy of db_path).
   std::string server_db(int i) const;
   const std::string& admin_token() const { return token_; }
   const std::string& key_hex() const { return key_hex_; }

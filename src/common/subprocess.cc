@@ -62,6 +62,7 @@ Result<Subprocess> Subprocess::Spawn(const SpawnOptions& options) {
         close(fd);
       }
     }
+    if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) _exit(125);
     for (const auto& [k, v] : options.env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> argv;
     for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));

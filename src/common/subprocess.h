@@ -19,6 +19,8 @@ struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is the program path
   std::string log_path;           // stdout and stderr appended here; empty = inherit
   std::vector<std::pair<std::string, std::string>> env;  // added to the parent's environment
+  std::string cwd;                 // working directory of the child (after log_path is opened);
+                                   // empty = the parent's. argv[0] should then be absolute
   std::string cgroup_procs;        // if set, the child writes its pid here before exec
                                    // (e.g. /sys/fs/cgroup/cpu/vsc-rs1/cgroup.procs)
   bool new_process_group = false;  // the child leads a process group of its own (pgid = pid),

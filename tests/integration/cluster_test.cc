@@ -30,31 +30,8 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-// Runs `vsc adm ...` against the cluster; returns (exit code, stdout+stderr).
-std::pair<int, std::string> RunAdm(const std::string& work_dir, uint16_t admin_port,
-                                   const std::string& token_file,
-                                   const std::vector<std::string>& args) {
-  static int runs = 0;
-  SpawnOptions so;
-  so.argv = {VSC_BINARY,     "adm",     "--admin", "127.0.0.1:" + std::to_string(admin_port),
-             "--token-file", token_file};
-  so.argv.insert(so.argv.end(), args.begin(), args.end());
-  so.log_path = work_dir + "/adm-" + std::to_string(++runs) + ".out";
-  auto proc = Subprocess::Spawn(so);
-  if (!proc.ok()) return {-1, proc.status().ToString()};
-  auto code = proc->Wait(10s);
-  return {code.value_or(-1), ReadFile(so.log_path)};
 }
 
 // ---- 1. Registration ----

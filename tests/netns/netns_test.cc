@@ -115,6 +115,11 @@ class NetnsClusterTest : public ::testing::Test {
     bo.records = kRecords;
     auto built = store::BuildResourceDb(bo, {});
     ASSERT_TRUE(built.ok()) << built.status().ToString();
+    for (int i = 0; i < kServers; ++i) {  // a database belongs to one real server
+      std::error_code ec;
+      std::filesystem::copy_file(bo.path, dir_ + "/" + ServerHost(i) + ".db", ec);
+      ASSERT_FALSE(ec) << ec.message();
+    }
     auto key = proto::ClusterKey::Generate();
     ASSERT_TRUE(key.ok()) << key.status().ToString();
     ASSERT_TRUE(key->WriteFile(dir_ + "/cluster.key").ok());
@@ -224,7 +229,7 @@ class NetnsClusterTest : public ::testing::Test {
         Spawn(host,
               {"realserver", "--id", host, "--listen", topo_->Address(host), "--director",
                topo_->Address("director") + ":" + std::to_string(control_port_), "--key-file",
-               dir_ + "/cluster.key", "--db", dir_ + "/resources.db", "--workers", "1",
+               dir_ + "/cluster.key", "--db", dir_ + "/" + host + ".db", "--workers", "1",
                "--lookup-port", "0", "--http-port", "0"},
               host, servers_[i], ready));
     server_ports_[i] = Port(ready, "lookup_port");
