@@ -43,6 +43,13 @@ std::vector<std::string> DirectorArgs(const std::string& key_file) {
           "0",        "--sql-port",       "0",      "--workers",     "1"};
 }
 
+// Replaces the value that follows `flag` in `args`.
+void SetFlag(std::vector<std::string>& args, const std::string& flag, const std::string& value) {
+  auto at = std::find(args.begin(), args.end(), flag);
+  ASSERT_TRUE(at != args.end() && at + 1 != args.end()) << flag;
+  *(at + 1) = value;
+}
+
 class StartupSafetyTest : public ClusterTest {
  protected:
   void StartReplicatedCluster() {
@@ -119,8 +126,8 @@ TEST_F(StartupSafetyTest, DirectorThatCannotBindWritesNothing) {
   const std::string dir = work_dir_ + "/second";
   fs::create_directories(dir);
   std::vector<std::string> args = DirectorArgs(cluster_->key_file());
-  args.insert(args.end(), {"--schema-db", SharedDbPath(), "--admin-port",
-                           std::to_string(cluster_->admin_port())});  // taken by the first
+  args.insert(args.end(), {"--schema-db", SharedDbPath()});
+  SetFlag(args, "--admin-port", std::to_string(cluster_->admin_port()));  // the first one's
   auto [code, out] = RunVsc(args, work_dir_ + "/director2.out", 10s, dir);
   EXPECT_EQ(code, 1) << out;
   EXPECT_TRUE(Contains(out, "admin API")) << out;

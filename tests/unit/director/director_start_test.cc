@@ -122,6 +122,7 @@ struct Occupied {
   uint16_t DirectorConfig::*port;
   bool udp;
 };
+void PrintTo(const Occupied& o, std::ostream* os) { *os << o.name << " port"; }
 
 class DirectorBindFailureTest : public DirectorStartTest,
                                 public ::testing::WithParamInterface<Occupied> {};
