@@ -12,6 +12,7 @@
 #include "integration/cluster_harness.h"
 #include "proto/cluster_key.h"
 #include "replication/log.h"
+#include "support/dir_listing.h"
 
 namespace vsc::integration {
 namespace {
@@ -21,13 +22,6 @@ namespace fs = std::filesystem;
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-std::vector<std::string> Listing(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 uint64_t LogEpoch(const std::string& path) {
@@ -132,7 +126,8 @@ TEST_F(StartupSafetyTest, DirectorThatCannotBindWritesNothing) {
   EXPECT_EQ(code, 1) << out;
   EXPECT_TRUE(Contains(out, "admin API")) << out;
   EXPECT_TRUE(Contains(out, std::to_string(cluster_->admin_port()))) << out;
-  EXPECT_EQ(Listing(dir), std::vector<std::string>{}) << "no log, lock, token or ready file";
+  EXPECT_EQ(test_support::SortedListing(dir), std::vector<std::string>{})
+      << "no log, lock, token or ready file";
 }
 
 // Issue 6.4: with the defaults (no admin_token_file) the token used to change at every start.
@@ -179,7 +174,7 @@ TEST_F(StartupSafetyTest, MissingDbIsRefusedAndNotCreated) {
   EXPECT_EQ(code, 1) << out;
   EXPECT_TRUE(Contains(out, "database " + db + " does not exist")) << out;
   EXPECT_TRUE(Contains(out, "--create-db")) << out;
-  EXPECT_EQ(Listing(work_dir_), std::vector<std::string>{"rs1.out"});
+  EXPECT_EQ(test_support::SortedListing(work_dir_), std::vector<std::string>{"rs1.out"});
 }
 
 // Issue 6.7, the deliberate path: --create-db starts empty and a peer's snapshot fills it.

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "director/director.h"
 #include "replication/log.h"
+#include "support/dir_listing.h"
 #include "support/temp_dir.h"
 
 namespace vsc::director {
@@ -44,13 +45,6 @@ DirectorConfig Config(const std::string& dir, const std::string& schema_db) {
   c.log_file = dir + "/director-log.db";
   c.schema_db = schema_db;
   return c;
-}
-
-std::vector<std::string> Listing(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 uint64_t LogEpoch(const std::string& path) {
@@ -149,7 +143,7 @@ TEST_P(DirectorBindFailureTest, LeavesTheDiskAsItWas) {
   EXPECT_EQ(s.code(), Code::kIo) << s.ToString();
   EXPECT_NE(s.message().find(std::to_string(taken)), std::string::npos) << s.ToString();
   EXPECT_FALSE(wrote);
-  EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{"keep"})
+  EXPECT_EQ(test_support::SortedListing(dir.path()), std::vector<std::string>{"keep"})
       << "no log, no lock file, no ready file after a failed start";
 
   // The same directory starts cleanly once the port is free.
@@ -187,7 +181,7 @@ TEST_F(DirectorStartTest, MissingSchemaDbIsRefusedBeforeBinding) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Code::kNotFound) << s.ToString();
   EXPECT_NE(s.message().find(dir.File("typo.db")), std::string::npos) << s.ToString();
-  EXPECT_TRUE(Listing(dir.path()).empty());
+  EXPECT_TRUE(test_support::SortedListing(dir.path()).empty());
 }
 
 }  // namespace
