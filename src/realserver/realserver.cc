@@ -60,7 +60,7 @@ Status CheckDatabaseFile(const RealServerConfig& c) {
                   " does not exist (a mistyped --db?); give this server its own copy of the "
                   "resource database (cp resources.db " +
                   c.id + ".db, or vsc loaddb --out " + c.db +
-                  "), or --create-db true to start with an empty one that the director "
+                  "), or --create-db to start with an empty one that the director "
                   "fills with a snapshot from a peer");
 }
 

@@ -103,7 +103,7 @@ TEST(CliTest, BooleanFlagsStandAloneOrTakeAValueOnDaemonsAndClients) {
   EXPECT_TRUE(Has(rs.out, "control_port = 7555")) << rs.out;
   // Clients: `--insecure true` (the daemons' older spelling) parses as well as `--insecure`;
   // the bad --ids value then stops the run before anything is sent.
-  CliRun client = Vsc(dir, {"bench", "write", "--target", "tcp://127.0.0.1:1", "--insecure", "true",
+  CliRun client = Vsc(dir, {"bench", "write", "--target", "tcp://127.0.0.1:1", "--insecure",
                             "--op", "bogus"});
   EXPECT_EQ(client.code, 2) << client.err;
   EXPECT_TRUE(Has(client.err, "bogus")) << client.err;

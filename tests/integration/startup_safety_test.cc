@@ -136,7 +136,7 @@ TEST_F(StartupSafetyTest, DefaultAdminTokenIsKeptAcrossRestarts) {
   const std::string ready = work_dir_ + "/director.ready";
   std::vector<std::string> args = DirectorArgs("");
   args.erase(args.begin() + 1, args.begin() + 3);  // no key file: --insecure
-  args.insert(args.end(), {"--insecure", "true", "--ready-file", ready});
+  args.insert(args.end(), {"--insecure", "--ready-file", ready});
   std::string tokens[2];
   for (int run = 0; run < 2; ++run) {
     SpawnOptions so;
@@ -169,7 +169,7 @@ TEST_F(StartupSafetyTest, MissingDbIsRefusedAndNotCreated) {
   work_dir_ = MakeTempDir("vsc-startup");
   const std::string db = work_dir_ + "/resuorces.db";
   auto [code, out] = RunVsc(
-      {"realserver", "--id", "rs1", "--insecure", "true", "--director", "127.0.0.1:9", "--db", db},
+      {"realserver", "--id", "rs1", "--insecure", "--director", "127.0.0.1:9", "--db", db},
       work_dir_ + "/rs1.out", 10s);
   EXPECT_EQ(code, 1) << out;
   EXPECT_TRUE(Contains(out, "database " + db + " does not exist")) << out;
@@ -187,7 +187,7 @@ TEST_F(StartupSafetyTest, CreateDbStartsEmptyAndIsFilledByASnapshot) {
              "--key-file",  cluster_->key_file(),
              "--director",  "127.0.0.1:" + std::to_string(cluster_->control_port()),
              "--db",        db,
-             "--create-db", "true"};
+             "--create-db"};
   so.log_path = work_dir_ + "/rs9.log";
   auto proc = Subprocess::Spawn(so);
   ASSERT_TRUE(proc.ok()) << proc.status().ToString();

