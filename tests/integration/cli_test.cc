@@ -18,13 +18,6 @@ namespace {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct CliRun {
   int code = -1;
   std::string out;  // stdout
@@ -41,8 +34,8 @@ CliRun Vsc(const std::string& dir, const std::vector<std::string>& args) {
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = ReadAll(base + ".out");
-  r.err = ReadAll(base + ".err");
+  r.out = ReadFile(base + ".out");
+  r.err = ReadFile(base + ".err");
   return r;
 }
 
@@ -76,7 +69,7 @@ TEST_F(ClusterTest, AdmTakesTheDirectorHostPortOptionsAndTheOlderSpelling) {
                                 "--token-file", token, "--json", file});
   ASSERT_EQ(both.code, 0) << both.out << both.err;
   EXPECT_TRUE(Has(both.out, "Prot LocalAddress:Port Scheduler Flags")) << both.out;
-  const json from_file = json::parse(ReadAll(file), nullptr, false);
+  const json from_file = json::parse(ReadFile(file), nullptr, false);
   ASSERT_FALSE(from_file.is_discarded());
   EXPECT_EQ(from_file.at("services").size(), 2u);
 
