@@ -24,9 +24,10 @@
 #include <vector>
 
 #include "bench/local_cluster.h"
-#include "common/unique_fd.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/unique_fd.h"
+#include "integration/vsc_process.h"
 #include "proto/lookup_codec.h"
 
 #ifndef VSC_BINARY
@@ -80,21 +81,6 @@ uint64_t ServerConns(const nlohmann::json& status, int service, const std::strin
 // that the daemons' port-0 UDP+TCP binding can then clash with (see the integration report).
 Result<std::pair<int, std::string>> AdminHttpGet(uint16_t port, const std::string& target,
                                                  const std::string& token, Duration timeout);
-
-// The whole content of a file ("" when it cannot be read).
-std::string ReadFile(const std::string& path);
-
-// Runs `vsc ARGS...` with stdout and stderr in `out_path`, in `cwd` (empty: this process's);
-// returns (exit code, output), the code -1 when it has not exited within `timeout` (it is then
-// killed).
-std::pair<int, std::string> RunVsc(const std::vector<std::string>& args,
-                                   const std::string& out_path, Duration timeout,
-                                   const std::string& cwd = "");
-
-// Runs `vsc adm --admin 127.0.0.1:PORT --token-file F ARGS...`, its output in work_dir.
-std::pair<int, std::string> RunAdm(const std::string& work_dir, uint16_t admin_port,
-                                   const std::string& token_file,
-                                   const std::vector<std::string>& args);
 
 // Encodes a lookup request.
 std::vector<uint8_t> EncodeLookup(uint64_t request_id, std::span<const uint64_t> ids);
