@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 namespace vsc {
 namespace {
@@ -29,5 +30,7 @@ int WaitForTerminationSignal() {
   }
   return sig;
 }
+
+void RequestTermination() { ::kill(::getpid(), SIGTERM); }
 
 }  // namespace vsc

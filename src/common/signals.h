@@ -7,5 +7,8 @@ namespace vsc {
 void BlockTerminationSignals();
 // Returns the signal number received (SIGINT or SIGTERM).
 int WaitForTerminationSignal();
+// Sends this process SIGTERM, so that WaitForTerminationSignal returns: for a daemon's own
+// threads that decide the process must end. Requires BlockTerminationSignals first.
+void RequestTermination();
 
 }  // namespace vsc
