@@ -117,12 +117,15 @@ std::vector<Transition> Membership::Register(const Registration& reg, TimePoint 
   }
 
   ServerRecord& rec = e->rec;
-  if (reg.incarnation < rec.reg.incarnation) {
+  // Once DOWN, any other incarnation is a new process, even a numerically older one: the
+  // incarnation is the wall clock at start, which may have stepped back across a restart. The
+  // shell proved the registration fresh (session challenge) before it got here.
+  if (reg.incarnation < rec.reg.incarnation && rec.state != State::kDown) {
     counters_.registrations_stale++;
     return out;
   }
   counters_.registrations++;
-  const bool new_incarnation = reg.incarnation > rec.reg.incarnation;
+  const bool new_incarnation = reg.incarnation != rec.reg.incarnation;
   const bool data_changed = !(reg == rec.reg);
   rec.reg = reg;
   rec.applied_seq = reg.applied_seq;
@@ -217,7 +220,7 @@ std::vector<Transition> Membership::OnSessionClosed(std::string_view id, TimePoi
 std::vector<Transition> Membership::OnSessionClosed(std::string_view id, uint64_t incarnation,
                                                     TimePoint now) {
   const ServerRecord* rec = Find(id);
-  if (rec == nullptr || incarnation < rec->reg.incarnation) return {};
+  if (rec == nullptr || incarnation != rec->reg.incarnation) return {};
   return OnSessionClosed(id, now);
 }
 

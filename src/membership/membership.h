@@ -18,7 +18,10 @@
 // - A newer incarnation registering while live restarts the cycle at JOINING; while DRAINING it
 //   stays DRAINING (the operator's decision stands until Remove).
 // - A registration of the current incarnation while live (control session reconnect) refreshes
-//   the registered data without a state change. Older incarnations are ignored and counted.
+//   the registered data without a state change. Older incarnations are ignored and counted while
+//   the server is live; once it is DOWN any other incarnation is a restart (its wall clock, which
+//   the incarnation is taken from, may have stepped back). Refusing a second live process with
+//   the same id is the shell's job (ControlPlane), which knows the control sessions.
 // - An operator weight (SetWeight) overrides the registered weight and survives re-registration;
 //   Remove forgets it.
 //
@@ -87,7 +90,7 @@ class Membership {
 
   // The server's control session ended: DOWN at once if live.
   std::vector<Transition> OnSessionClosed(std::string_view id, TimePoint now);
-  // Same, but ignored when `incarnation` is older than the registered one: the old session of a
+  // Same, but ignored when `incarnation` is not the registered one: the old session of a
   // restarted server may close after the new one registered.
   std::vector<Transition> OnSessionClosed(std::string_view id, uint64_t incarnation, TimePoint now);
 

@@ -76,12 +76,15 @@ Outcome RunRandom(uint64_t seed, const Config& config) {
       reg.weight = static_cast<uint32_t>(rng.Uniform(4));
       reg.needs_catch_up = chance(30);
       reg.endpoints = {{"lookup-udp", "127.0.0.1", static_cast<uint16_t>(7000 + rng.Uniform(3))}};
-      if (reg.incarnation > inc) next_counter[id] = 0;
+      const State state_before = rec ? rec->state : State::kRemoved;
+      const bool down_before = rec && state_before == State::kDown;
+      // A newer incarnation, or any other one once DOWN (a restart whose clock stepped back),
+      // is a new process whose heartbeat counter starts again.
+      if (reg.incarnation > inc || (reg.incarnation != inc && down_before)) next_counter[id] = 0;
       ts = m.Register(reg, now);
       if (!rec) expect_after = State::kJoining;
-      if (rec && reg.incarnation < inc) expect_after = rec->state;
-      if (rec && ((reg.incarnation > inc && rec->state != State::kDraining) ||
-                  (reg.incarnation >= inc && rec->state == State::kDown))) {
+      if (rec && reg.incarnation < inc && !down_before) expect_after = state_before;
+      if (rec && ((reg.incarnation > inc && state_before != State::kDraining) || down_before)) {
         expect_after = State::kJoining;
       }
     } else if (kind < 60) {  // heartbeat

@@ -253,10 +253,6 @@ TEST(MembershipTest, ReRegistrationAfterDownComesBack) {
   Membership m = ActiveServer();
   ExpectOne(m.Tick(T(1000)), State::kActive, State::kDown);
 
-  EXPECT_TRUE(m.Register(Reg("rs1", 0), T(1100)).empty());  // older incarnation: ignored
-  EXPECT_EQ(m.counters().registrations_stale, 1u);
-  EXPECT_EQ(StateOf(m, "rs1"), State::kDown);
-
   EXPECT_EQ(ExpectOne(m.Register(Reg("rs1", 7), T(1200)), State::kDown, State::kJoining),
             "re-registered incarnation 7");
   EXPECT_EQ(m.Find("rs1")->reg.incarnation, 7u);
@@ -268,6 +264,32 @@ TEST(MembershipTest, ReRegistrationAfterDownComesBack) {
   ExpectOne(m.Register(Reg("rs1", 8), T(2000)), State::kActive, State::kJoining);
   EXPECT_TRUE(m.Tick(T(2999)).empty());
   ExpectOne(m.Tick(T(3000)), State::kJoining, State::kDown);
+}
+
+TEST(MembershipTest, OlderIncarnationWhileLiveIsIgnored) {
+  Membership m = ActiveServer();  // incarnation 1
+  ExpectOne(m.Register(Reg("rs1", 5), T(10)), State::kActive, State::kJoining);
+  EXPECT_TRUE(m.Register(Reg("rs1", 4), T(20)).empty());
+  EXPECT_EQ(m.counters().registrations_stale, 1u);
+  EXPECT_EQ(m.Find("rs1")->reg.incarnation, 5u);
+  EXPECT_EQ(StateOf(m, "rs1"), State::kJoining);
+}
+
+// The incarnation is the wall clock at start; when it stepped back across a restart the new
+// process has the lower number. Once the old one is DOWN, the new one is welcome, and the old
+// incarnation's heartbeats and session close no longer count.
+TEST(MembershipTest, RestartWithTheClockSteppedBackComesBackOnceDown) {
+  Membership m = ActiveServer();
+  ExpectOne(m.Register(Reg("rs1", 900), T(10)), State::kActive, State::kJoining);
+  ExpectOne(m.OnHeartbeat(Hb("rs1", 900, 1), T(20)), State::kJoining, State::kActive);
+  ExpectOne(m.OnSessionClosed("rs1", 900, T(30)), State::kActive, State::kDown);
+
+  EXPECT_EQ(ExpectOne(m.Register(Reg("rs1", 800), T(40)), State::kDown, State::kJoining),
+            "re-registered incarnation 800");
+  EXPECT_EQ(m.counters().registrations_stale, 0u);
+  EXPECT_TRUE(m.OnHeartbeat(Hb("rs1", 900, 50), T(50)).empty());  // the old process: ignored
+  EXPECT_TRUE(m.OnSessionClosed("rs1", 900, T(55)).empty());
+  ExpectOne(m.OnHeartbeat(Hb("rs1", 800, 1), T(60)), State::kJoining, State::kActive);
 }
 
 TEST(MembershipTest, SameIncarnationRegistrationRefreshesWithoutStateChange) {
