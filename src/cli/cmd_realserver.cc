@@ -49,7 +49,7 @@ void AddRealServerCommand(CLI::App& app) {
       ExitCode() = 1;
       return;
     }
-    rs.RunUntilSignal();
+    ExitCode() = rs.RunUntilSignal();
   });
 }
 

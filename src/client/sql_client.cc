@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "client/lookup_target.h"
+#include "proto/session_frames.h"
 
 namespace vsc::client {
 namespace {
@@ -222,6 +223,9 @@ Result<std::optional<proto::WriteResponse>> WriteClient::NextBuffered() {
     auto frame = decoder_.Next();
     if (!frame.ok()) return DataLoss("write port " + target_ + ": " + frame.status().message());
     if (!frame->has_value()) return std::optional<proto::WriteResponse>();
+    if (proto::IsAuthFailed(**frame)) {
+      return Unauthenticated("write port " + target_ + ": " + proto::kAuthFailedText);
+    }
     auto opened = codec_->Open(**frame);
     if (!opened.ok()) {
       return Unauthenticated("write port " + target_ + ": answer does not verify (" +
@@ -238,7 +242,14 @@ Result<proto::WriteResponse> WriteClient::Receive() {
   for (;;) {
     VSC_ASSIGN_OR_RETURN(auto next, NextBuffered());
     if (next) return std::move(*next);
-    VSC_RETURN_IF_ERROR(ReadSome(true, deadline));
+    Status read = ReadSome(true, deadline);
+    if (!read.ok()) {
+      // The director's auth-failed notice may have come with the close: it is the better error.
+      auto buffered = NextBuffered();
+      if (!buffered.ok()) return buffered.status();
+      if (*buffered) return std::move(**buffered);
+      return read;
+    }
   }
 }
 
@@ -313,9 +324,14 @@ Result<proto::ReadResponse> ReadClient::Query(const proto::SqlStatement& stateme
     auto answer = AwaitAnswer(id, clock_->Now() + timeout_);
     if (answer.ok() || answer.status().code() != Code::kUnavailable) return answer;
   }
-  return Unavailable("sql read: no answer from " + FormatAddress(target_) + " within " +
-                     TimeoutText(timeout_) + " after " + std::to_string(retries_ + 1) +
-                     " attempts (is the director's SQL port right, and a replica up?)");
+  // The director drops an unauthenticated datagram without a word (answering would let anyone
+  // make it send packets to a forged address), so the client can only name the likely causes.
+  return Unavailable(
+      "sql read: no answer from " + FormatAddress(target_) + " within " + TimeoutText(timeout_) +
+      " after " + std::to_string(retries_ + 1) +
+      " attempts; either the cluster key is wrong (the director drops requests it cannot "
+      "authenticate, silently) or nothing serves there (is the director's SQL read port right, "
+      "and a replica up?)");
 }
 
 Result<proto::ReadResponse> ReadClient::AwaitAnswer(uint64_t request_id, TimePoint deadline) {

@@ -14,7 +14,10 @@
 // Both are blocking and thread-compatible (one client per thread), movable, not copyable.
 // An answer with ok=false is a successful call (look at ok/error); transport failures are
 // errors: Unavailable on timeout or a closed connection, IoError for socket failures,
-// InvalidArgument for a request too large to send.
+// InvalidArgument for a request too large to send, Unauthenticated when the director answered
+// the auth-failed frame (wrong cluster key) or its answer does not verify. Reads cannot tell a
+// wrong key from a dead port (the director answers no unauthenticated datagram); their timeout
+// error names both.
 #pragma once
 
 #include <netinet/in.h>

@@ -136,7 +136,7 @@ net::HttpResponse AdminApi::ServerAction(const std::string& id, const std::strin
   } else if (action == "drain") {
     s = plane_.Drain(id, clock_.Now());
   } else if (action == "remove") {
-    s = plane_.Remove(id, clock_.Now());
+    s = control_.RemoveServer(id);
   } else {
     return Error(404, "unknown server action '" + action + "' (weight, drain, remove)");
   }
@@ -281,7 +281,17 @@ net::HttpResponse AdminApi::Metrics() {
     << "vsc_control_sessions " << control_.open_sessions() << "\n"
     << "# HELP vsc_registrations_refused_total Registrations refused.\n"
     << "# TYPE vsc_registrations_refused_total counter\n"
-    << "vsc_registrations_refused_total " << c.registrations_refused.Get() << "\n";
+    << "vsc_registrations_refused_total " << c.registrations_refused.Get() << "\n"
+    << "# HELP vsc_registration_refusals_total Registrations refused, by reason.\n"
+    << "# TYPE vsc_registration_refusals_total counter\n";
+  for (const auto& [kind, name] : {std::pair{proto::RegisterAck::REFUSAL_INVALID, "invalid"},
+                                   std::pair{proto::RegisterAck::REFUSAL_FULL, "full"},
+                                   std::pair{proto::RegisterAck::REFUSAL_DUPLICATE_ID,
+                                             "duplicate_id"},
+                                   std::pair{proto::RegisterAck::REFUSAL_REMOVED, "removed"}}) {
+    o << "vsc_registration_refusals_total{reason=\"" << name << "\"} " << plane_.refusals(kind)
+      << "\n";
+  }
   const auto& mc = plane_.membership().counters();
   o << "# HELP vsc_membership_transitions_total Real-server state transitions.\n"
     << "# TYPE vsc_membership_transitions_total counter\n";

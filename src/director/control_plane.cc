@@ -1,6 +1,7 @@
 #include "director/control_plane.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -78,34 +79,65 @@ void ControlPlane::Log(const std::vector<membership::Transition>& transitions) {
   }
 }
 
-proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint16_t heartbeat_port,
-                                            TimePoint now, bool needs_catch_up) {
+std::optional<std::pair<proto::RegisterAck::Refusal, std::string>> ControlPlane::IdentityConflict(
+    const membership::Registration& reg, uint64_t session) const {
+  if (auto it = removed_.find(reg.id); it != removed_.end() && it->second == reg.incarnation) {
+    return std::pair{proto::RegisterAck::REFUSAL_REMOVED,
+                     fmt::format("server '{}' (incarnation {}) was removed by the operator; start "
+                                 "the process again to rejoin",
+                                 reg.id, reg.incarnation)};
+  }
+  auto holder = holders_.find(reg.id);
+  if (holder == holders_.end() || holder->second == session) return std::nullopt;
+  const membership::ServerRecord* rec = membership_.Find(reg.id);
+  if (rec == nullptr || rec->reg.incarnation == reg.incarnation) return std::nullopt;
+  return std::pair{
+      proto::RegisterAck::REFUSAL_DUPLICATE_ID,
+      fmt::format("server id '{}' is in use by another live server (incarnation {}, {}, whose "
+                  "control session is open); give this server its own id, or stop the other one "
+                  "first",
+                  reg.id, rec->reg.incarnation, membership::StateName(rec->state))};
+}
+
+proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint64_t session,
+                                            uint16_t heartbeat_port, TimePoint now,
+                                            bool needs_catch_up) {
   proto::RegisterAck ack;
+  ack.set_agent_nonce(reg.agent_nonce());
   membership::Registration r = ToRegistration(reg);
   r.needs_catch_up = needs_catch_up;
-  auto refuse = [&](const std::string& why) {
+  auto refuse = [&](proto::RegisterAck::Refusal kind, const std::string& why) {
     ack.set_accepted(false);
+    ack.set_refusal(kind);
     ack.set_reason(why);
-    spdlog::warn("registration of '{}' refused: {}", r.id, why);
+    refusals_[kind]++;
+    spdlog::warn("registration of '{}' (incarnation {}) refused: {}", r.id, r.incarnation, why);
     return ack;
   };
-  if (Status s = membership::ValidateRegistration(r); !s.ok()) return refuse(s.message());
+  const auto invalid = proto::RegisterAck::REFUSAL_INVALID;
+  if (Status s = membership::ValidateRegistration(r); !s.ok()) return refuse(invalid, s.message());
   const auto* udp = FindEndpoint(r, "lookup-udp");
   sockaddr_in probe{};
   if (udp == nullptr || !ParseV4(udp->host, udp->port, &probe)) {
-    return refuse("registration needs a 'lookup-udp' endpoint with an IPv4 address");
+    return refuse(invalid, "registration needs a 'lookup-udp' endpoint with an IPv4 address");
   }
   if (const auto* tcp = FindEndpoint(r, "lookup-tcp");
       tcp != nullptr && !ParseV4(tcp->host, tcp->port, &probe)) {
-    return refuse("the 'lookup-tcp' endpoint needs an IPv4 address");
+    return refuse(invalid, "the 'lookup-tcp' endpoint needs an IPv4 address");
+  }
+  if (auto conflict = IdentityConflict(r, session)) {
+    return refuse(conflict->first, conflict->second);
   }
   if (!slots_.contains(r.id)) {
     if (next_slot_ >= settings_.max_servers) {
-      return refuse("the director already tracks max_servers=" +
-                    std::to_string(settings_.max_servers) + " servers; raise max_servers");
+      return refuse(proto::RegisterAck::REFUSAL_FULL,
+                    "the director already tracks max_servers=" +
+                        std::to_string(settings_.max_servers) + " servers; raise max_servers");
     }
     slots_[r.id] = next_slot_++;
   }
+  removed_.erase(r.id);  // a new incarnation of a removed server
+  holders_[r.id] = session;
   Log(membership_.Register(r, now));
   ack.set_accepted(true);
   ack.set_heartbeat_port(heartbeat_port);
@@ -131,15 +163,31 @@ void ControlPlane::CatchUpDone(const std::string& id, TimePoint now) {
   Log(membership_.CatchUpDone(id, now));
 }
 
-void ControlPlane::OnSessionClosed(const std::string& id, uint64_t incarnation, TimePoint now) {
-  Log(membership_.OnSessionClosed(id, incarnation, now));
+void ControlPlane::OnSessionClosed(const std::string& id, uint64_t session, TimePoint now) {
+  auto it = holders_.find(id);
+  if (it == holders_.end() || it->second != session) return;
+  holders_.erase(it);
+  Log(membership_.OnSessionClosed(id, now));
+}
+
+std::optional<uint64_t> ControlPlane::HolderSession(const std::string& id) const {
+  auto it = holders_.find(id);
+  if (it == holders_.end()) return std::nullopt;
+  return it->second;
+}
+
+uint64_t ControlPlane::refusals(proto::RegisterAck::Refusal kind) const {
+  auto it = refusals_.find(kind);
+  return it == refusals_.end() ? 0 : it->second;
 }
 
 std::vector<std::string> ControlPlane::Tick(TimePoint now) {
   std::vector<std::string> down;
   auto transitions = membership_.Tick(now);
   for (const auto& t : transitions) {
-    if (t.to == membership::State::kDown) down.push_back(t.id);
+    if (t.to != membership::State::kDown) continue;
+    down.push_back(t.id);
+    holders_.erase(t.id);  // its session is closed by the shell; a restart may take the id
   }
   Log(transitions);
   return down;
@@ -158,7 +206,14 @@ Status ControlPlane::Drain(const std::string& id, TimePoint now) {
 }
 
 Status ControlPlane::Remove(const std::string& id, TimePoint now) {
+  const membership::ServerRecord* rec = membership_.Find(id);
+  const uint64_t incarnation = rec != nullptr ? rec->reg.incarnation : 0;
   VSC_ASSIGN_OR_RETURN(auto transitions, membership_.Remove(id, now));
+  holders_.erase(id);
+  if (removed_.size() >= settings_.max_servers && !removed_.empty()) {
+    removed_.erase(removed_.begin());
+  }
+  removed_[id] = incarnation;
   Log(transitions);
   return Status::Ok();
 }

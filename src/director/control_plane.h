@@ -7,6 +7,8 @@
 #pragma once
 
 #include <map>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -30,23 +32,37 @@ class ControlPlane {
  public:
   ControlPlane(membership::Config config, ControlSettings settings);
 
-  // A Register from a control session. Returns the ack to send; on refusal (invalid
-  // registration, too many servers) accepted=false with the reason, and nothing changes.
+  // A fresh (challenge-proven) Register from control session `session` (a number the
+  // ControlServer gives each session, never reused). Returns the ack to send; on refusal
+  // accepted=false with the reason and its kind, logged at warn and counted, and nothing changes:
+  // - invalid registration or too many servers (REFUSAL_INVALID, REFUSAL_FULL);
+  // - REFUSAL_DUPLICATE_ID: another session holds the id with another incarnation, i.e. a second
+  //   live process uses the id. The holder keeps it; a restarted holder is welcome once its old
+  //   session closed (OnSessionClosed) or it went DOWN (Tick). The same incarnation on a new
+  //   session is the holder reconnecting: it takes over (the shell closes the old session).
+  // - REFUSAL_REMOVED: the operator removed this very incarnation (Remove); a new one is welcome.
   // `needs_catch_up` (from the replicator): the server replays the log or copies a snapshot
   // first, so it stays out of service (CATCHING_UP) until CatchUpDone.
-  proto::RegisterAck OnRegister(const proto::Register& reg, uint16_t heartbeat_port,
-                                TimePoint now, bool needs_catch_up = false);
+  proto::RegisterAck OnRegister(const proto::Register& reg, uint64_t session,
+                                uint16_t heartbeat_port, TimePoint now,
+                                bool needs_catch_up = false);
   // Replication reports the server caught up: CATCHING_UP -> ACTIVE.
   void CatchUpDone(const std::string& id, TimePoint now);
   void OnHeartbeat(const proto::Heartbeat& hb, TimePoint now);
-  void OnSessionClosed(const std::string& id, uint64_t incarnation, TimePoint now);
+  // Session `session` of server `id` ended: DOWN at once if it held the id; ignored otherwise
+  // (a session replaced by a reconnect, or one that was refused).
+  void OnSessionClosed(const std::string& id, uint64_t session, TimePoint now);
+  // The session holding `id`, if any.
+  std::optional<uint64_t> HolderSession(const std::string& id) const;
   // Missed heartbeats. Returns the ids that went DOWN (their sessions should be closed so they
-  // re-register).
+  // re-register); they hold their id no more.
   std::vector<std::string> Tick(TimePoint now);
 
   // Operator actions (admin API). Errors say what to do.
   Status SetWeight(const std::string& id, uint32_t weight);
   Status Drain(const std::string& id, TimePoint now);
+  // Forgets a DRAINING or DOWN server; its incarnation is refused (REFUSAL_REMOVED) if it
+  // registers again, so a removed process that still runs cannot rejoin by reconnecting.
   Status Remove(const std::string& id, TimePoint now);
   Status SetScheduler(const std::string& name);
   // Replication: the server's data is unusable until it has caught up (no new work).
@@ -68,14 +84,24 @@ class ControlPlane {
   const ControlSettings& settings() const { return settings_; }
   // Slot of a server id (for counters), or -1.
   int SlotOf(const std::string& id) const;
+  // Registrations refused, by RegisterAck.Refusal value.
+  uint64_t refusals(proto::RegisterAck::Refusal kind) const;
 
  private:
   void Log(const std::vector<membership::Transition>& transitions);
+  // Why `reg` from `session` may not take its id now (duplicate, removed), or nullopt.
+  std::optional<std::pair<proto::RegisterAck::Refusal, std::string>> IdentityConflict(
+      const membership::Registration& reg, uint64_t session) const;
 
   membership::Membership membership_;
   ControlSettings settings_;
   std::map<std::string, uint32_t, std::less<>> slots_;
   uint32_t next_slot_ = 0;
+  // Identity: the control session holding each registered id, and the incarnation the operator
+  // removed for ids removed while (perhaps) still running. removed_ is bounded by max_servers.
+  std::map<std::string, uint64_t, std::less<>> holders_;
+  std::map<std::string, uint64_t, std::less<>> removed_;
+  std::map<int, uint64_t> refusals_;
   uint64_t settings_version_ = 0;
   uint64_t published_membership_version_ = ~0ULL;
   uint64_t published_settings_version_ = ~0ULL;

@@ -4,9 +4,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "director/auth_refusal.h"
 #include "director/outbox.h"
 #include "net/tcp_listener.h"
 #include "proto/frame.h"
+#include "proto/session_frames.h"
 
 namespace vsc::director {
 namespace {
@@ -16,6 +18,10 @@ constexpr size_t kMaxControlFrame = proto::kMaxEnvelopeBytes;
 constexpr size_t kMaxHeartbeat = 2048;
 
 }  // namespace
+
+std::string HeartbeatSender(std::string_view id, uint64_t incarnation) {
+  return std::string(id) + "/" + std::to_string(incarnation);
+}
 
 ControlServer::ControlServer(asio::io_context& io, ControlPlane& plane,
                              const proto::ClusterKey& key, const Clock& clock, Publisher publish)
@@ -59,10 +65,10 @@ void ControlServer::Stop() {
   if (listener_) listener_->Stop();
   if (heartbeat_socket_) heartbeat_socket_->close(ec);
   if (tick_timer_) tick_timer_->cancel();
-  for (auto& [id, socket] : sessions_) socket->close(ec);
+  for (auto& [id, session] : sessions_) session.socket->close(ec);
 }
 
-std::optional<proto::Opened> ControlServer::Accept(std::span<const uint8_t> bytes) {
+Result<proto::Opened> ControlServer::Open(std::span<const uint8_t> bytes) {
   auto opened = codec_.Open(bytes);
   if (!opened.ok()) {
     if (opened.status().code() == Code::kUnauthenticated) {
@@ -70,13 +76,8 @@ std::optional<proto::Opened> ControlServer::Accept(std::span<const uint8_t> byte
     } else {
       counters_.dropped_malformed.Add();
     }
-    return std::nullopt;
   }
-  if (!replay_.Accept(opened->sender, opened->counter).ok()) {
-    counters_.dropped_replayed.Add();
-    return std::nullopt;
-  }
-  return std::move(opened).value();
+  return opened;
 }
 
 void ControlServer::PublishIfNeeded(bool force) {
@@ -123,111 +124,180 @@ class SessionLink final : public ReplicaLink {
   std::shared_ptr<Outbox> outbox_;
 };
 
-asio::awaitable<void> ControlServer::Session(ControlServer* self, asio::ip::tcp::socket socket) {
-  auto shared = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
-  auto outbox = std::make_shared<Outbox>(shared);
-  asio::co_spawn(self->io_, Outbox::Run(outbox), asio::detached);
+// One control session's state, owned by its Session coroutine.
+struct ControlServer::SessionState {
+  uint64_t number = 0;
+  proto::Nonce nonce{};
+  std::string peer;  // "host:port", for logs
+  std::shared_ptr<asio::ip::tcp::socket> socket;
+  std::shared_ptr<Outbox> outbox;
   std::shared_ptr<SessionLink> link;
+  proto::ReplayGuard replay{1};  // counters of this session's frames
+  std::string id;
+  bool registered = false;
+};
+
+asio::awaitable<void> ControlServer::Session(ControlServer* self, asio::ip::tcp::socket socket) {
+  SessionState st;
+  st.number = ++self->next_session_;
+  st.nonce = proto::NewNonce();
+  st.peer = PeerText(socket);
+  st.socket = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
+  st.outbox = std::make_shared<Outbox>(st.socket);
+  asio::co_spawn(self->io_, Outbox::Run(st.outbox), asio::detached);
   self->counters_.sessions_opened.Add();
+  st.outbox->Push(proto::ChallengeFrame(st.nonce));
   proto::FrameDecoder decoder(kMaxControlFrame);
   std::array<uint8_t, 16 * 1024> buf;
-  std::string id;
-  uint64_t incarnation = 0;
-  bool registered = false;
-  bool refused = false;  // the refusal is being written; ignore whatever else arrives
-  for (;;) {
-    auto [ec, n] = co_await shared->async_read_some(
+  Next next = Next::kContinue;
+  while (next != Next::kClose) {
+    auto [ec, n] = co_await st.socket->async_read_some(
         asio::buffer(buf), asio::experimental::as_tuple(asio::use_awaitable));
     if (ec) break;
-    if (refused) continue;
+    if (next == Next::kRefused) continue;  // the refusal is being written; ignore the rest
     decoder.Feed(std::span<const uint8_t>(buf.data(), n));
-    bool close = false;
     for (;;) {
       auto frame = decoder.Next();
       if (!frame.ok()) {
         self->counters_.dropped_oversize.Add();
-        close = true;
+        next = self->RefuseUnauthenticated(st, "frame over the size limit");
         break;
       }
       if (!frame->has_value()) break;
-      auto opened = self->Accept(**frame);
-      if (!opened) {
-        close = true;  // a session that sends one bad message is not trusted with more
-        break;
-      }
-      const proto::Message& m = opened->message;
-      if (m.has_register_()) {
-        const proto::Register& reg = m.register_();
-        if (reg.id() != opened->sender || (registered && id != reg.id())) {
-          self->counters_.dropped_malformed.Add();
-          close = true;  // one server per session, speaking for itself
-          break;
-        }
-        Admission admission;
-        if (self->replicator_ != nullptr) admission = self->replicator_->Admit(reg);
-        proto::RegisterAck ack = self->plane_.OnRegister(
-            reg, self->heartbeat_port_, self->clock_.Now(), admission.needs_catch_up());
-        proto::Message reply;
-        *reply.mutable_register_ack() = ack;
-        outbox->Push(self->SealFrame(reply));
-        if (!ack.accepted()) {
-          self->counters_.registrations_refused.Add();
-          outbox->CloseWhenDrained();
-          refused = true;
-          break;
-        }
-        if (registered && self->replicator_ != nullptr) {
-          self->replicator_->Detach(id, link.get());  // a re-registration restarts the stream
-        }
-        id = reg.id();
-        incarnation = reg.incarnation();
-        registered = true;
-        if (auto it = self->sessions_.find(id); it != self->sessions_.end() && it->second != shared) {
-          asio::error_code ignore;
-          it->second->close(ignore);  // a newer session of the same server replaces the old one
-        }
-        self->sessions_[id] = shared;
-        if (self->replicator_ != nullptr) {
-          link = std::make_shared<SessionLink>(self, outbox);
-          self->replicator_->Attach(reg, admission, link);
-        }
-        self->PublishIfNeeded();
-      } else if (m.has_replica_ack()) {
-        if (!registered || self->replicator_ == nullptr) {
-          self->counters_.dropped_malformed.Add();
-          continue;
-        }
-        self->replicator_->OnAck(id, m.replica_ack());
-      } else if (m.has_deregister()) {
-        if (registered) {
-          spdlog::info("{} deregisters: {}", id, m.deregister().reason());
-        }
-        close = true;
-        break;
-      } else {
-        self->counters_.dropped_malformed.Add();
-      }
+      next = self->OnSessionFrame(st, **frame);
+      if (next != Next::kContinue) break;
     }
-    if (close) break;
   }
-  outbox->Close();
+  self->EndSession(st);
+}
+
+ControlServer::Next ControlServer::OnSessionFrame(SessionState& st,
+                                                  std::span<const uint8_t> frame) {
+  auto opened = Open(frame);
+  if (!opened.ok()) {
+    return RefuseUnauthenticated(st, opened.status().code() == Code::kUnauthenticated
+                                         ? "authentication failed (wrong cluster key?)"
+                                         : "not a vsc envelope, or an undecodable one");
+  }
+  const proto::Message& m = opened->message;
+  // A session is trusted once its Register carried this session's nonce: nothing recorded
+  // elsewhere can be replayed into it, whatever the sender's clock did.
+  if (!st.registered &&
+      (!m.has_register_() || m.register_().challenge() != proto::NonceString(st.nonce))) {
+    counters_.dropped_replayed.Add();
+    return RefuseUnauthenticated(
+        st, "the first message is not a Register sealed for this session's challenge (a replay, "
+            "or a real server of an older version)");
+  }
+  if (st.registered && opened->sender != st.id) {
+    counters_.dropped_malformed.Add();
+    return Next::kClose;  // one server per session, speaking for itself
+  }
+  if (!st.replay.Accept(opened->sender, opened->counter).ok()) {
+    counters_.dropped_replayed.Add();
+    return RefuseUnauthenticated(st, "a frame repeated a counter (replay)");
+  }
+  if (m.has_register_()) {
+    if (m.register_().id() != opened->sender) {
+      counters_.dropped_malformed.Add();
+      return Next::kClose;
+    }
+    return OnRegister(st, m.register_());
+  }
+  if (m.has_replica_ack()) {
+    if (!st.registered || replicator_ == nullptr) {
+      counters_.dropped_malformed.Add();
+      return Next::kContinue;
+    }
+    replicator_->OnAck(st.id, m.replica_ack());
+    return Next::kContinue;
+  }
+  if (m.has_deregister()) {
+    if (st.registered) spdlog::info("{} deregisters: {}", st.id, m.deregister().reason());
+    return Next::kClose;
+  }
+  counters_.dropped_malformed.Add();
+  return Next::kContinue;
+}
+
+ControlServer::Next ControlServer::OnRegister(SessionState& st, const proto::Register& reg) {
+  Admission admission;
+  if (replicator_ != nullptr) admission = replicator_->Admit(reg);
+  const membership::ServerRecord* before = plane_.membership().Find(reg.id());
+  const bool known = before != nullptr;
+  const uint64_t old_incarnation = known ? before->reg.incarnation : 0;
+  proto::RegisterAck ack = plane_.OnRegister(reg, st.number, heartbeat_port_, clock_.Now(),
+                                             admission.needs_catch_up());
+  proto::Message reply;
+  *reply.mutable_register_ack() = ack;
+  st.outbox->Push(SealFrame(reply));
+  if (!ack.accepted()) {
+    counters_.registrations_refused.Add();
+    st.outbox->CloseWhenDrained();
+    return Next::kRefused;
+  }
+  if (known && old_incarnation != reg.incarnation()) {
+    // The old process's heartbeat window is of no more use: its heartbeats are stale now.
+    heartbeat_replay_.Forget(HeartbeatSender(reg.id(), old_incarnation));
+  }
+  if (st.registered && replicator_ != nullptr) {
+    replicator_->Detach(st.id, st.link.get());  // a re-registration restarts the stream
+  }
+  st.id = reg.id();
+  st.registered = true;
+  if (auto it = sessions_.find(st.id); it != sessions_.end() && it->second.number != st.number) {
+    asio::error_code ignore;
+    it->second.socket->close(ignore);  // the same process reconnected: its old session is dead
+  }
+  sessions_[st.id] = OpenSession{st.socket, st.outbox, st.number};
+  if (replicator_ != nullptr) {
+    st.link = std::make_shared<SessionLink>(this, st.outbox);
+    replicator_->Attach(reg, admission, st.link);
+  }
+  PublishIfNeeded();
+  return Next::kContinue;
+}
+
+ControlServer::Next ControlServer::RefuseUnauthenticated(SessionState& st,
+                                                         const std::string& why) {
+  director::RefuseUnauthenticated(*st.outbox, auth_log_, clock_.Now(), "control", st.peer, why);
+  return Next::kRefused;
+}
+
+void ControlServer::EndSession(SessionState& st) {
+  st.outbox->Close();
   asio::error_code ignore;
-  shared->close(ignore);
-  self->counters_.sessions_closed.Add();
-  if (registered) {
-    // A session replaced by a newer one of the same server (a reconnect under the same
-    // incarnation, e.g. after a snapshot install) must not mark that server DOWN.
-    bool current = false;
-    if (auto it = self->sessions_.find(id); it != self->sessions_.end() && it->second == shared) {
-      self->sessions_.erase(it);
-      current = true;
-    }
-    if (!self->stopping_ && current) {
-      if (self->replicator_ != nullptr) self->replicator_->Detach(id, link.get());
-      self->plane_.OnSessionClosed(id, incarnation, self->clock_.Now());
-      self->PublishIfNeeded();
-    }
+  st.socket->close(ignore);
+  counters_.sessions_closed.Add();
+  if (!st.registered) return;
+  // A session replaced by a newer one of the same process must not detach the newer stream;
+  // the ControlPlane likewise ignores the close of a session that no longer holds the id.
+  bool current = false;
+  if (auto it = sessions_.find(st.id); it != sessions_.end() && it->second.number == st.number) {
+    sessions_.erase(it);
+    current = true;
   }
+  if (stopping_) return;
+  if (current && replicator_ != nullptr) replicator_->Detach(st.id, st.link.get());
+  plane_.OnSessionClosed(st.id, st.number, clock_.Now());
+  PublishIfNeeded();
+}
+
+Status ControlServer::RemoveServer(const std::string& id) {
+  const membership::ServerRecord* rec = plane_.membership().Find(id);
+  const uint64_t incarnation = rec != nullptr ? rec->reg.incarnation : 0;
+  VSC_RETURN_IF_ERROR(plane_.Remove(id, clock_.Now()));
+  heartbeat_replay_.Forget(HeartbeatSender(id, incarnation));
+  if (auto it = sessions_.find(id); it != sessions_.end()) {
+    proto::Message m;
+    m.mutable_command()->set_kind("removed");
+    it->second.outbox->Push(SealFrame(m));
+    it->second.outbox->CloseWhenDrained();
+    spdlog::info("{} removed by the operator; told its process and closed its control session",
+                 id);
+  }
+  PublishIfNeeded();
+  return Status::Ok();
 }
 
 asio::awaitable<void> ControlServer::HeartbeatLoop(ControlServer* self) {
@@ -240,10 +310,17 @@ asio::awaitable<void> ControlServer::HeartbeatLoop(ControlServer* self) {
       if (self->stopping_ || ec == asio::error::operation_aborted) co_return;
       continue;
     }
-    auto opened = self->Accept(std::span<const uint8_t>(buf.data(), n));
-    if (!opened) continue;
+    auto opened = self->Open(std::span<const uint8_t>(buf.data(), n));
+    if (!opened.ok()) continue;  // counted; silent towards the sender (no amplification)
     if (!opened->message.has_heartbeat() || opened->message.heartbeat().id() != opened->sender) {
       self->counters_.dropped_malformed.Add();
+      continue;
+    }
+    const proto::Heartbeat& hb = opened->message.heartbeat();
+    if (!self->heartbeat_replay_.Accept(HeartbeatSender(hb.id(), hb.incarnation()),
+                                        opened->counter)
+             .ok()) {
+      self->counters_.dropped_replayed.Add();
       continue;
     }
     self->counters_.heartbeats_received.Add();
@@ -263,7 +340,7 @@ asio::awaitable<void> ControlServer::TickLoop(ControlServer* self) {
     for (const std::string& id : self->plane_.Tick(self->clock_.Now())) {
       if (auto it = self->sessions_.find(id); it != self->sessions_.end()) {
         asio::error_code ignore;
-        it->second->close(ignore);
+        it->second.socket->close(ignore);
       }
     }
     self->PublishIfNeeded();

@@ -1,12 +1,19 @@
 // ControlServer: the director's control-plane I/O on the control thread (DESIGN §5, §9, §12).
-// - TCP control sessions: a real server registers (authenticated envelope in a length frame),
-//   gets a RegisterAck; the session stays open; when it closes the server is DOWN at once.
+// - TCP control sessions: the director opens each with a challenge (a fresh nonce); the real
+//   server registers (authenticated envelope in a length frame) sealing that nonce in, which
+//   proves the Register fresh whatever the clocks did, and gets a RegisterAck; the session stays
+//   open; when it closes the server is DOWN at once. Counters of later frames are checked per
+//   session. The ControlPlane refuses a second live process with an id in use.
 //   With a Replicator, a server offering "sql" is admitted by it (catch-up or snapshot), gets
 //   Replicate / InstallSnapshot on the same session and answers ReplicaAck. Each session has
 //   one reader coroutine and one writer coroutine draining its Outbox.
 // - UDP heartbeats: one authenticated envelope per datagram.
 // - A tick every quarter heartbeat period: missed-heartbeat detection, view publication.
-// Unauthenticated, replayed or malformed messages are dropped and counted, never answered.
+// Unauthenticated, replayed or malformed messages are dropped and counted. On a TCP session the
+// director then writes the unauthenticated auth-failed frame (the same 4 bytes whatever failed)
+// and closes, and logs a warning (rate-limited); on UDP it stays silent (no amplification).
+// Heartbeat counters are checked per (sender, incarnation), so a restarted server's counter
+// window never depends on its old one.
 //
 // Thread: everything runs on the control io_context's single thread; `publish` is called there.
 #pragma once
@@ -19,9 +26,11 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/log_throttle.h"
 #include "director/control_plane.h"
 #include "net/tcp_listener.h"
 #include "director/counters.h"
+#include "director/outbox.h"
 #include "director/replicator.h"
 #include "proto/auth.h"
 #include "proto/envelope.h"
@@ -39,6 +48,10 @@ struct ControlCounters {
   Counter dropped_oversize;         // frame over the limit
   Counter views_published;
 };
+
+// The heartbeat replay window's key: one window per process of a server, so a restarted server
+// (whose counters may restart lower, if its clock stepped back) starts a window of its own.
+std::string HeartbeatSender(std::string_view id, uint64_t incarnation);
 
 class ControlServer {
  public:
@@ -60,12 +73,26 @@ class ControlServer {
   // (at most once per heartbeat period). Call after any change to the ControlPlane.
   void PublishIfNeeded(bool force = false);
 
+  // Operator remove (ControlPlane::Remove), then tell the server's process, if its session is
+  // open, with Command "removed" and close that session; its heartbeat window is forgotten.
+  Status RemoveServer(const std::string& id);
+
  private:
+  struct SessionState;
+  // What the session does after a frame.
+  enum class Next { kContinue, kClose, kRefused };
   static asio::awaitable<void> Session(ControlServer* self, asio::ip::tcp::socket socket);
   static asio::awaitable<void> HeartbeatLoop(ControlServer* self);
   static asio::awaitable<void> TickLoop(ControlServer* self);
-  // Opens an envelope and checks its counter; nullopt (counted) when it must be dropped.
-  std::optional<proto::Opened> Accept(std::span<const uint8_t> bytes);
+  // Opens an envelope (HMAC only); nullopt, counted, when it does not open.
+  Result<proto::Opened> Open(std::span<const uint8_t> bytes);
+  // One frame of a control session: authentication, freshness, dispatch.
+  Next OnSessionFrame(SessionState& st, std::span<const uint8_t> frame);
+  Next OnRegister(SessionState& st, const proto::Register& reg);
+  // The peer's frame did not open as an authentic, fresh envelope: warn (rate-limited), answer
+  // the auth-failed frame, close once written.
+  Next RefuseUnauthenticated(SessionState& st, const std::string& why);
+  void EndSession(SessionState& st);
   // Seals a message from the director and frames it; empty if it cannot be sealed (too big).
   std::vector<uint8_t> SealFrame(const proto::Message& message);
   friend class SessionLink;
@@ -73,7 +100,7 @@ class ControlServer {
   asio::io_context& io_;
   ControlPlane& plane_;
   proto::EnvelopeCodec codec_;
-  proto::ReplayGuard replay_;
+  proto::ReplayGuard heartbeat_replay_;  // keyed by HeartbeatSender(id, incarnation)
   proto::CounterSource counter_;
   const Clock& clock_;
   Publisher publish_;
@@ -87,9 +114,16 @@ class ControlServer {
   uint16_t heartbeat_port_ = 0;
   bool stopping_ = false;
   TimePoint last_load_publish_{};
+  uint64_t next_session_ = 0;
+  LogThrottle auth_log_{std::chrono::seconds(5)};
   // Open control sessions by server id, to close the session of a server declared DOWN so that
   // it reconnects and registers again.
-  std::map<std::string, std::shared_ptr<asio::ip::tcp::socket>> sessions_;
+  struct OpenSession {
+    std::shared_ptr<asio::ip::tcp::socket> socket;
+    std::shared_ptr<Outbox> outbox;
+    uint64_t number = 0;
+  };
+  std::map<std::string, OpenSession> sessions_;
 };
 
 }  // namespace vsc::director

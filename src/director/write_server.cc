@@ -7,12 +7,17 @@
 #include "director/outbox.h"
 #include "net/tcp_listener.h"
 #include "proto/frame.h"
+#include "director/auth_refusal.h"
 
 namespace vsc::director {
 
 WriteServer::WriteServer(asio::io_context& io, const proto::ClusterKey& key, const Clock& clock,
                          Replicator& replicator)
-    : io_(io), codec_(key), counter_(clock.WallMicros()), replicator_(replicator) {}
+    : io_(io),
+      codec_(key),
+      counter_(clock.WallMicros()),
+      clock_(clock),
+      replicator_(replicator) {}
 
 Result<std::unique_ptr<net::TcpListener>> WriteServer::Bind(
     asio::io_context& io, const asio::ip::tcp::endpoint& endpoint) {
@@ -38,6 +43,11 @@ void WriteServer::Stop() {
   for (const auto& socket : sessions_) socket->close(ec);
 }
 
+void WriteServer::Refuse(Outbox& outbox, const asio::ip::tcp::socket& socket,
+                         const std::string& why) {
+  RefuseUnauthenticated(outbox, auth_log_, clock_.Now(), "write", PeerText(socket), why);
+}
+
 asio::awaitable<void> WriteServer::Session(WriteServer* self, asio::ip::tcp::socket socket) {
   auto shared = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
   self->sessions_.insert(shared);
@@ -47,10 +57,12 @@ asio::awaitable<void> WriteServer::Session(WriteServer* self, asio::ip::tcp::soc
   proto::FrameDecoder decoder(proto::kMaxEnvelopeBytes);
   std::vector<uint8_t> buf(64 * 1024);
   bool close = false;
+  bool refused = false;  // the auth-failed frame is being written; ignore the rest
   while (!close) {
     auto [ec, n] = co_await shared->async_read_some(
         asio::buffer(buf), asio::experimental::as_tuple(asio::use_awaitable));
     if (ec) break;
+    if (refused) continue;
     decoder.Feed(std::span<const uint8_t>(buf.data(), n));
     for (;;) {
       auto frame = decoder.Next();
@@ -67,12 +79,16 @@ asio::awaitable<void> WriteServer::Session(WriteServer* self, asio::ip::tcp::soc
         } else {
           self->counters_.dropped_malformed.Add();
         }
-        close = true;
+        self->Refuse(*outbox, *shared, opened.status().code() == Code::kUnauthenticated
+                                           ? "authentication failed (wrong cluster key?)"
+                                           : "not a vsc envelope");
+        refused = true;
         break;
       }
       if (!self->replay_.Accept(opened->sender, opened->counter).ok()) {
         self->counters_.dropped_replayed.Add();
-        close = true;
+        self->Refuse(*outbox, *shared, "a request repeated a counter (replay)");
+        refused = true;
         break;
       }
       if (!opened->message.has_write_request()) {

@@ -7,7 +7,9 @@
 // Replay protection: a ReplayGuard per sender name across every session, so a captured request
 // cannot be replayed on a new connection. Writers should therefore give each connection its own
 // sender name (counters on one TCP stream always increase); a request refused as a replay is
-// not applied and the session is closed, like any message that fails authentication.
+// not applied and the session is closed, like any message that fails authentication. Such a
+// session is first answered with the auth-failed frame (auth_refusal.h), so the writer can say
+// "wrong cluster key?" instead of "connection closed".
 //
 // Thread: the control thread (the Replicator's). Lifecycle: Bind, then Start accepts; Stop closes
 // the listener and every session (registry `sessions_`).
@@ -20,6 +22,8 @@
 
 #include "common/clock.h"
 #include "common/counter.h"
+#include "common/log_throttle.h"
+#include "director/outbox.h"
 #include "net/tcp_listener.h"
 #include "director/replicator.h"
 #include "proto/auth.h"
@@ -53,11 +57,14 @@ class WriteServer {
 
  private:
   static asio::awaitable<void> Session(WriteServer* self, asio::ip::tcp::socket socket);
+  void Refuse(Outbox& outbox, const asio::ip::tcp::socket& socket, const std::string& why);
 
   asio::io_context& io_;
   proto::EnvelopeCodec codec_;
   proto::ReplayGuard replay_;
   proto::CounterSource counter_;
+  const Clock& clock_;
+  LogThrottle auth_log_{std::chrono::seconds(5)};
   Replicator& replicator_;
   WriteServerCounters counters_;
   std::unique_ptr<net::TcpListener> listener_;

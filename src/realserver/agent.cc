@@ -41,7 +41,10 @@ Agent::Agent(asio::io_context& io, AgentOptions options, const proto::ClusterKey
       options_(std::move(options)),
       codec_(key),
       counter_(clock.WallMicros()),
+      clock_(clock),
       load_(load),
+      director_text_(options_.director.address().to_string() + ":" +
+                     std::to_string(options_.director.port())),
       timer_(io) {}
 
 void Agent::Start() { asio::co_spawn(io_, Run(this), asio::detached); }
@@ -116,6 +119,13 @@ void Agent::Dispatch(uint64_t session, proto::Message& m) {
       if (options_.on_install_snapshot) options_.on_install_snapshot(session, m.install_snapshot());
       break;
     case proto::Message::kCommand:
+      if (m.command().kind() == "removed") {
+        // The director closes the session after this; Run then ends the agent.
+        exit_.emplace(0, "removed by the operator (vsc adm remove) at the director " +
+                             director_text_);
+        spdlog::warn("{}; leaving the cluster and exiting", exit_->second);
+        break;
+      }
       spdlog::info("director notice: {} {}", m.command().kind(), m.command().weight());
       break;
     case proto::Message::kDeregister:
@@ -126,159 +136,268 @@ void Agent::Dispatch(uint64_t session, proto::Message& m) {
   }
 }
 
+namespace {
+
+// The next frame of the session, reading as needed.
+asio::awaitable<Result<std::vector<uint8_t>>> ReadFrame(asio::ip::tcp::socket& socket,
+                                                        proto::FrameDecoder& decoder,
+                                                        std::vector<uint8_t>& buf) {
+  for (;;) {
+    auto frame = decoder.Next();
+    if (!frame.ok()) co_return frame.status();
+    if (frame->has_value()) co_return std::move(**frame);
+    auto [ec, n] = co_await socket.async_read_some(asio::buffer(buf), as_tuple(use_awaitable));
+    if (ec) {
+      co_return Unavailable(ec == asio::error::eof ? std::string("it closed the connection")
+                                                   : ec.message());
+    }
+    decoder.Feed(std::span<const uint8_t>(buf.data(), n));
+  }
+}
+
+}  // namespace
+
+// One attempt to register: the connection and what came of it.
+struct Agent::Attempt {
+  enum class Outcome { kRetry, kRegistered, kExit };
+  Outcome outcome = Outcome::kRetry;
+  std::unique_ptr<asio::ip::tcp::socket> socket;
+  proto::FrameDecoder decoder{proto::kMaxEnvelopeBytes};
+  std::vector<uint8_t> buf = std::vector<uint8_t>(64 * 1024);
+  // The director's counters on this session, from its (nonce-proven) RegisterAck on.
+  proto::ReplayGuard replay{1};
+  int exit_code = 0;
+  std::string exit_reason;
+};
+
+void Agent::Problem(std::string_view kind, const std::string& text) {
+  auto held = problems_.Admit(kind, clock_.Now());
+  if (!held) return;
+  if (*held == 0) {
+    spdlog::warn("{}", text);
+  } else {
+    spdlog::warn("{} ({} more attempts failed the same way since the last report)", text, *held);
+  }
+}
+
+proto::Message Agent::MakeRegister(const proto::Nonce& challenge, const proto::Nonce& own) const {
+  proto::Message m;
+  proto::Register* reg = m.mutable_register_();
+  reg->set_id(options_.id);
+  reg->set_incarnation(options_.incarnation);
+  reg->set_weight(options_.weight);
+  for (const auto& e : options_.endpoints) *reg->add_endpoints() = e;
+  for (const auto& c : options_.capabilities) reg->add_capabilities(c);
+  if (options_.position) {
+    const ReplicaPosition p = options_.position();
+    reg->set_applied_seq(p.applied_seq);
+    reg->set_digest(DigestBytes(p.digest));
+    if (p.applied_seq == 0) reg->set_content_checksum(p.content_checksum);
+  }
+  reg->set_challenge(proto::NonceString(challenge));
+  reg->set_agent_nonce(proto::NonceString(own));
+  return m;
+}
+
 asio::awaitable<void> Agent::Run(Agent* self) {
   auto backoff = 100ms;
   asio::steady_timer wait(self->io_);
   while (!self->stopping_) {
-    auto socket = std::make_unique<asio::ip::tcp::socket>(self->io_);
-    // Connect with a deadline: a timer closes the socket if the connect hangs.
-    asio::steady_timer deadline(self->io_);
-    deadline.expires_after(1s);
-    asio::ip::tcp::socket* raw = socket.get();
-    deadline.async_wait([raw](const asio::error_code& ec) {
-      if (!ec) {
-        asio::error_code ignore;
-        raw->close(ignore);
-      }
-    });
-    auto [cec] = co_await socket->async_connect(self->options_.director, as_tuple(use_awaitable));
-    deadline.cancel();
-    if (cec) {
-      self->counters_.connect_failures.Add();
-      wait.expires_after(backoff);
-      co_await wait.async_wait(as_tuple(use_awaitable));
-      backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
-      continue;
-    }
-    socket->set_option(asio::ip::tcp::no_delay(true));
-
-    proto::Message m;
-    proto::Register* reg = m.mutable_register_();
-    reg->set_id(self->options_.id);
-    reg->set_incarnation(self->options_.incarnation);
-    reg->set_weight(self->options_.weight);
-    for (const auto& e : self->options_.endpoints) *reg->add_endpoints() = e;
-    for (const auto& c : self->options_.capabilities) reg->add_capabilities(c);
-    if (self->options_.position) {
-      const ReplicaPosition p = self->options_.position();
-      reg->set_applied_seq(p.applied_seq);
-      reg->set_digest(DigestBytes(p.digest));
-      if (p.applied_seq == 0) reg->set_content_checksum(p.content_checksum);
-    }
-    // No session writer exists yet: this is the only write until registration is accepted.
-    std::vector<uint8_t> out;
-    proto::AppendFrame(out, self->Sealed(m));
-    auto [wec, wn] = co_await asio::async_write(*socket, asio::buffer(out), as_tuple(use_awaitable));
-    (void)wn;
-
-    proto::FrameDecoder decoder(proto::kMaxEnvelopeBytes);
-    std::vector<uint8_t> buf(64 * 1024);
-    bool accepted = false;
-    asio::error_code rec = wec;
-    while (!rec && !accepted) {
-      auto frame = decoder.Next();
-      if (!frame.ok()) {
-        rec = asio::error::invalid_argument;
-        break;
-      }
-      if (!frame->has_value()) {
-        auto [ec, n] = co_await socket->async_read_some(asio::buffer(buf), as_tuple(use_awaitable));
-        rec = ec;
-        if (!ec) decoder.Feed(std::span<const uint8_t>(buf.data(), n));
-        continue;
-      }
-      auto opened = self->codec_.Open(**frame);
-      if (!opened.ok() || !opened->message.has_register_ack()) {
-        spdlog::error("director sent an unreadable answer to registration: {}",
-                      opened.ok() ? "not a RegisterAck" : opened.status().ToString());
-        rec = asio::error::invalid_argument;
-        break;
-      }
-      (void)self->replay_.Accept(opened->sender, opened->counter);
-      const proto::RegisterAck& ack = opened->message.register_ack();
-      if (!ack.accepted()) {
-        self->counters_.refusals.Add();
-        spdlog::error("director refused registration: {}", ack.reason());
-        rec = asio::error::connection_refused;
-        break;
-      }
-      accepted = true;
-      self->interval_ = std::chrono::milliseconds(std::max<uint32_t>(ack.heartbeat_interval_ms(), 10));
-      self->heartbeat_to_ = asio::ip::udp::endpoint(self->options_.director.address(),
-                                                    static_cast<uint16_t>(ack.heartbeat_port()));
-    }
-    if (!accepted) {
-      asio::error_code ignore;
-      socket->close(ignore);
-      wait.expires_after(backoff);
-      co_await wait.async_wait(as_tuple(use_awaitable));
-      backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
-      continue;
-    }
-    backoff = 100ms;
-    self->counters_.registrations.Add();
-    const uint64_t generation = ++self->generation_;
-    auto session = std::make_shared<Session>(self->io_, std::move(socket), generation);
-    self->session_ = session;
-    if (self->options_.position) {
-      const ReplicaPosition p = self->options_.position();
-      spdlog::info("registered with director {}:{} as {} (heartbeat every {} ms, applied seq {})",
-                   self->options_.director.address().to_string(), self->options_.director.port(),
-                   self->options_.id, self->interval_.count(), p.applied_seq);
-    } else {
-      spdlog::info("registered with director {}:{} as {} (heartbeat every {} ms)",
-                   self->options_.director.address().to_string(), self->options_.director.port(),
-                   self->options_.id, self->interval_.count());
-    }
-    self->registered_ = true;
-    if (!self->heartbeat_socket_) {
-      self->heartbeat_socket_ = std::make_unique<asio::ip::udp::socket>(self->io_);
-      self->heartbeat_socket_->open(asio::ip::udp::v4());
-    }
-    asio::co_spawn(self->io_, Writer(self, session), asio::detached);
-    self->SendHeartbeat(false);  // at once: the first heartbeat makes the server ACTIVE
-    asio::co_spawn(self->io_, HeartbeatLoop(self, generation), asio::detached);
-
-    // Read the session until it breaks: frames already buffered after the RegisterAck first.
-    for (;;) {
-      auto frame = decoder.Next();
-      if (!frame.ok()) {
-        spdlog::error("control session: {}; reconnecting", frame.status().ToString());
-        break;
-      }
-      if (!frame->has_value()) {
-        auto [ec, n] = co_await session->socket->async_read_some(asio::buffer(buf),
-                                                                 as_tuple(use_awaitable));
-        if (ec) break;
-        decoder.Feed(std::span<const uint8_t>(buf.data(), n));
-        continue;
-      }
-      auto opened = self->codec_.Open(**frame);
-      if (!opened.ok()) {
-        self->counters_.frames_dropped.Add();
-        spdlog::warn("dropped a frame on the control session: {}", opened.status().ToString());
-        continue;
-      }
-      if (!self->replay_.Accept(opened->sender, opened->counter).ok()) {
-        self->counters_.frames_dropped.Add();
-        continue;
-      }
-      self->Dispatch(generation, opened->message);
-    }
-    self->registered_ = false;
-    ++self->generation_;
-    session->closing = true;
-    session->wake.cancel();
-    asio::error_code ignore;
-    session->socket->close(ignore);
-    if (self->session_ == session) self->session_.reset();
-    if (self->options_.on_session_lost) self->options_.on_session_lost();
+    Attempt a;
+    co_await Register(self, a);
     if (self->stopping_) co_return;
-    self->counters_.sessions_lost.Add();
-    spdlog::warn("control session to the director closed; registering again");
+    if (a.outcome == Attempt::Outcome::kRegistered) {
+      backoff = 100ms;
+      co_await Serve(self, a);
+      if (self->exit_) {
+        a.outcome = Attempt::Outcome::kExit;
+        std::tie(a.exit_code, a.exit_reason) = *self->exit_;
+      } else if (self->stopping_) {
+        co_return;
+      } else {
+        self->counters_.sessions_lost.Add();
+        spdlog::warn("control session to the director closed; registering again");
+      }
+    }
+    if (a.outcome == Attempt::Outcome::kExit) {
+      asio::error_code ignore;
+      if (a.socket) a.socket->close(ignore);
+      if (self->options_.on_exit) self->options_.on_exit(a.exit_code, a.exit_reason);
+      co_return;
+    }
+    if (a.outcome == Attempt::Outcome::kRetry) {
+      asio::error_code ignore;
+      if (a.socket) a.socket->close(ignore);
+    }
     wait.expires_after(backoff);
     co_await wait.async_wait(as_tuple(use_awaitable));
+    if (a.outcome == Attempt::Outcome::kRetry) {
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
+    }
   }
+}
+
+asio::awaitable<void> Agent::Register(Agent* self, Attempt& a) {
+  a.socket = std::make_unique<asio::ip::tcp::socket>(self->io_);
+  // Connect with a deadline: a timer closes the socket if the connect hangs.
+  asio::steady_timer deadline(self->io_);
+  deadline.expires_after(1s);
+  asio::ip::tcp::socket* raw = a.socket.get();
+  deadline.async_wait([raw](const asio::error_code& ec) {
+    if (!ec) {
+      asio::error_code ignore;
+      raw->close(ignore);
+    }
+  });
+  auto [cec] = co_await a.socket->async_connect(self->options_.director, as_tuple(use_awaitable));
+  deadline.cancel();
+  if (cec) {
+    self->counters_.connect_failures.Add();
+    self->Problem("connect", "cannot connect to the director at " + self->director_text_ + ": " +
+                                 (cec == asio::error::operation_aborted ? "timed out after 1 s"
+                                                                        : cec.message()) +
+                                 "; is the director running, with its control port there "
+                                 "(setting `director`)? retrying");
+    co_return;
+  }
+  asio::error_code ignore;
+  a.socket->set_option(asio::ip::tcp::no_delay(true), ignore);
+  co_await Handshake(self, a);
+}
+
+asio::awaitable<void> Agent::Handshake(Agent* self, Attempt& a) {
+  const std::string& at = self->director_text_;
+  auto first = co_await ReadFrame(*a.socket, a.decoder, a.buf);
+  if (!first.ok()) {
+    self->Problem("handshake", "the director at " + at + " sent no session challenge: " +
+                                   first.status().message() + "; retrying");
+    co_return;
+  }
+  if (proto::IsAuthFailed(*first)) {
+    self->Problem("auth", std::string(proto::kAuthFailedText) + " (director " + at + ")");
+    co_return;
+  }
+  auto challenge = proto::ParseChallenge(*first);
+  if (!challenge.ok()) {
+    self->Problem("handshake", "director " + at + ": " + challenge.status().message());
+    co_return;
+  }
+  const proto::Nonce own = proto::NewNonce();
+  // No session writer exists yet: this is the only write until registration is accepted.
+  std::vector<uint8_t> out;
+  proto::AppendFrame(out, self->Sealed(self->MakeRegister(*challenge, own)));
+  auto [wec, wn] = co_await asio::async_write(*a.socket, asio::buffer(out), as_tuple(use_awaitable));
+  (void)wn;
+  auto answer = wec ? Result<std::vector<uint8_t>>(Unavailable(wec.message()))
+                    : co_await ReadFrame(*a.socket, a.decoder, a.buf);
+  if (!answer.ok()) {
+    self->Problem("handshake", "the director at " + at + " did not answer the registration: " +
+                                   answer.status().message() + "; retrying");
+    co_return;
+  }
+  if (proto::IsAuthFailed(*answer)) {
+    self->Problem("auth", std::string(proto::kAuthFailedText) + " (director " + at + ")");
+    co_return;
+  }
+  auto opened = self->codec_.Open(*answer);
+  if (!opened.ok()) {
+    self->Problem("auth", opened.status().code() == Code::kUnauthenticated
+                              ? "authentication failed: wrong cluster key? The answer of the "
+                                "director at " + at + " does not verify under our key"
+                              : "director " + at + ": " + opened.status().message());
+    co_return;
+  }
+  if (!opened->message.has_register_ack() ||
+      opened->message.register_ack().agent_nonce() != proto::NonceString(own)) {
+    self->counters_.frames_dropped.Add();
+    self->Problem("handshake", "the director at " + at + " did not answer the registration with "
+                               "a RegisterAck for this session (a replayed answer, or another "
+                               "vsc version); retrying");
+    co_return;
+  }
+  (void)a.replay.Accept(opened->sender, opened->counter);  // fresh: starts the session's window
+  self->OnAck(a, opened->message.register_ack());
+}
+
+void Agent::OnAck(Attempt& a, const proto::RegisterAck& ack) {
+  if (ack.accepted()) {
+    a.outcome = Attempt::Outcome::kRegistered;
+    interval_ = std::chrono::milliseconds(std::max<uint32_t>(ack.heartbeat_interval_ms(), 10));
+    heartbeat_to_ = asio::ip::udp::endpoint(options_.director.address(),
+                                            static_cast<uint16_t>(ack.heartbeat_port()));
+    return;
+  }
+  counters_.refusals.Add();
+  const std::string refused = "the director at " + director_text_ + " refused the registration";
+  switch (ack.refusal()) {
+    case proto::RegisterAck::REFUSAL_DUPLICATE_ID:
+      a.outcome = Attempt::Outcome::kExit;
+      a.exit_code = 1;
+      a.exit_reason = refused + ": " + ack.reason();
+      spdlog::error("{}; exiting with code 1 rather than take the id from a live server",
+                    a.exit_reason);
+      return;
+    case proto::RegisterAck::REFUSAL_REMOVED:
+      a.outcome = Attempt::Outcome::kExit;
+      a.exit_code = 0;
+      a.exit_reason = "removed by the operator: " + ack.reason();
+      spdlog::warn("{}; exiting", a.exit_reason);
+      return;
+    default:
+      spdlog::error("{}: {}; retrying", refused, ack.reason());
+      return;
+  }
+}
+
+asio::awaitable<void> Agent::Serve(Agent* self, Attempt& a) {
+  self->counters_.registrations.Add();
+  const uint64_t generation = ++self->generation_;
+  auto session = std::make_shared<Session>(self->io_, std::move(a.socket), generation);
+  self->session_ = session;
+  if (self->options_.position) {
+    const ReplicaPosition p = self->options_.position();
+    spdlog::info("registered with director {} as {} (heartbeat every {} ms, applied seq {})",
+                 self->director_text_, self->options_.id, self->interval_.count(), p.applied_seq);
+  } else {
+    spdlog::info("registered with director {} as {} (heartbeat every {} ms)",
+                 self->director_text_, self->options_.id, self->interval_.count());
+  }
+  self->registered_ = true;
+  if (!self->heartbeat_socket_) {
+    self->heartbeat_socket_ = std::make_unique<asio::ip::udp::socket>(self->io_);
+    self->heartbeat_socket_->open(asio::ip::udp::v4());
+  }
+  asio::co_spawn(self->io_, Writer(self, session), asio::detached);
+  self->SendHeartbeat(false);  // at once: the first heartbeat makes the server ACTIVE
+  asio::co_spawn(self->io_, HeartbeatLoop(self, generation), asio::detached);
+
+  // Read the session until it breaks: frames already buffered after the RegisterAck first.
+  for (;;) {
+    auto frame = co_await ReadFrame(*session->socket, a.decoder, a.buf);
+    if (!frame.ok()) {
+      if (a.decoder.failed()) spdlog::error("control session: {}", frame.status().ToString());
+      break;
+    }
+    auto opened = self->codec_.Open(*frame);
+    if (!opened.ok()) {
+      self->counters_.frames_dropped.Add();
+      spdlog::warn("dropped a frame on the control session: {}", opened.status().ToString());
+      continue;
+    }
+    if (!a.replay.Accept(opened->sender, opened->counter).ok()) {
+      self->counters_.frames_dropped.Add();
+      continue;
+    }
+    self->Dispatch(generation, opened->message);
+  }
+  self->registered_ = false;
+  ++self->generation_;
+  session->closing = true;
+  session->wake.cancel();
+  asio::error_code ignore;
+  session->socket->close(ignore);
+  if (self->session_ == session) self->session_.reset();
+  if (self->options_.on_session_lost) self->options_.on_session_lost();
 }
 
 void Agent::SendHeartbeat(bool down) {

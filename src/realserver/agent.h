@@ -5,6 +5,16 @@
 // by timeout, or CloseSession after a snapshot install), the agent reconnects with backoff and
 // registers again under the same incarnation, reporting its position afresh.
 //
+// Session handshake (docs/protocol.md): the director's challenge nonce is sealed into the
+// Register, and the agent's own nonce must come back in the RegisterAck, so each side knows the
+// other's messages are fresh whatever either clock did; later frames' counters are checked per
+// session. Problems on the way (cannot connect, wrong cluster key, refusal) are logged with the
+// director's address at every attempt, at most once per 5 s for a repeating one.
+//
+// Ends by itself, through on_exit, when the director says this process must not serve: a
+// registration refused because another live server holds the id (code 1), or the operator
+// removed this server (Command "removed", or a refusal of a removed incarnation; code 0).
+//
 // On the session the director streams Replicate and may send InstallSnapshot; the agent hands
 // them to the hooks with the session's id, and sends what comes back (ReplicaAck) with Send().
 // A session has exactly one writer coroutine draining its queue of sealed frames.
@@ -20,14 +30,19 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/counter.h"
+#include "common/log_throttle.h"
 #include "proto/auth.h"
 #include "proto/control.pb.h"
 #include "proto/envelope.h"
+#include "proto/session_frames.h"
 #include "realserver/load_monitor.h"
 #include "realserver/replica.h"
 
@@ -46,6 +61,9 @@ struct AgentOptions {
   std::function<void(uint64_t session, proto::Replicate message)> on_replicate;
   std::function<void(uint64_t session, const proto::InstallSnapshot& install)> on_install_snapshot;
   std::function<void()> on_session_lost;  // queued work of the old session is now useless
+  // The agent stopped for good (see above): the process should exit with `code`. `why` has been
+  // logged already. Called on the agent's thread, at most once.
+  std::function<void(int code, const std::string& why)> on_exit;
 };
 
 struct AgentCounters {
@@ -80,7 +98,17 @@ class Agent {
 
  private:
   struct Session;
+  struct Attempt;
   static asio::awaitable<void> Run(Agent* self);
+  // Connects, answers the challenge, registers. Logs what went wrong.
+  static asio::awaitable<void> Register(Agent* self, Attempt& a);
+  static asio::awaitable<void> Handshake(Agent* self, Attempt& a);
+  // Reads the registered session until it breaks.
+  static asio::awaitable<void> Serve(Agent* self, Attempt& a);
+  void OnAck(Attempt& a, const proto::RegisterAck& ack);
+  // A problem on the way to a registration, logged with the director's address (rate-limited).
+  void Problem(std::string_view kind, const std::string& text);
+  proto::Message MakeRegister(const proto::Nonce& challenge, const proto::Nonce& own) const;
   static asio::awaitable<void> HeartbeatLoop(Agent* self, uint64_t generation);
   static asio::awaitable<void> Writer(Agent* self, std::shared_ptr<Session> session);
   void Enqueue(const std::shared_ptr<Session>& session, const proto::Message& m);
@@ -93,8 +121,10 @@ class Agent {
   AgentOptions options_;
   proto::EnvelopeCodec codec_;
   proto::CounterSource counter_;
-  proto::ReplayGuard replay_;  // messages from the director, across sessions
+  const Clock& clock_;
   LoadTracker& load_;
+  LogThrottle problems_{std::chrono::seconds(5)};
+  std::string director_text_;  // "host:port", for messages
   AgentCounters counters_;
 
   std::shared_ptr<Session> session_;
@@ -106,6 +136,8 @@ class Agent {
   uint64_t generation_ = 0;  // bumps each session, so an old heartbeat loop knows to stop
   std::atomic<bool> registered_{false};
   std::atomic<bool> stopping_{false};
+  // Set when the director told this process to go (Command "removed"): exit code and reason.
+  std::optional<std::pair<int, std::string>> exit_;
 };
 
 }  // namespace vsc::realserver

@@ -167,6 +167,11 @@ Status RealServer::Start() {
     });
   };
   options.on_session_lost = [replica] { replica->DropPending(); };
+  options.on_exit = [this](int code, const std::string& why) {
+    exit_reason_ = why;
+    exit_code_ = code;  // after the reason: RunUntilSignal reads the code, then the reason
+    RequestTermination();  // RunUntilSignal returns and the process leaves with `code`
+  };
   agent_ = std::make_unique<Agent>(control_io_, options, key_, clock_, load_);
   control_guard_ = std::make_unique<asio::executor_work_guard<asio::io_context::executor_type>>(
       control_io_.get_executor());
@@ -315,10 +320,13 @@ std::string RealServer::RenderMetrics() const {
   return o;
 }
 
-void RealServer::RunUntilSignal() {
+int RealServer::RunUntilSignal() {
   int sig = WaitForTerminationSignal();
-  spdlog::info("signal {} received, leaving the cluster", sig);
+  if (exit_code_.load() < 0) spdlog::info("signal {} received, leaving the cluster", sig);
   Stop();
+  const int code = exit_code_.load();
+  if (code >= 0) spdlog::info("exiting with code {}: {}", code, exit_reason_);
+  return code < 0 ? 0 : code;
 }
 
 }  // namespace vsc::realserver

@@ -34,7 +34,9 @@ class RealServer {
 
   Status Start();
   void Stop();
-  void RunUntilSignal();
+  // Serves until SIGINT/SIGTERM, or until the agent ends for good (duplicate id, removed by the
+  // operator), then stops. Returns the process's exit code: 0, or the agent's.
+  int RunUntilSignal();
 
   uint16_t lookup_port() const { return lookup_port_; }
   uint16_t http_port() const { return http_port_; }
@@ -67,7 +69,10 @@ class RealServer {
   uint16_t http_port_ = 0;
   uint16_t sql_port_ = 0;
   bool started_ = false;
-  std::atomic<bool> serving_{false};  // every worker's services exist (metrics may sum them)
+  std::atomic<bool> serving_{false};
+  // Set by the agent's on_exit (agent thread) before it wakes RunUntilSignal; -1 while none.
+  std::atomic<int> exit_code_{-1};
+  std::string exit_reason_;  // every worker's services exist (metrics may sum them)
 };
 
 Status ValidateConfig(const RealServerConfig& config);

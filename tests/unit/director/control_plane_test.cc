@@ -43,7 +43,7 @@ class ControlPlaneTest : public ::testing::Test {
 };
 
 TEST_F(ControlPlaneTest, RegistrationAndFirstHeartbeatPublishAnActiveServer) {
-  auto ack = plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  auto ack = plane_.OnRegister(MakeRegister("rs1", 1, 7001), 1, 7101, clock_.Now());
   ASSERT_TRUE(ack.accepted()) << ack.reason();
   EXPECT_EQ(ack.heartbeat_port(), 7101u);
   EXPECT_EQ(ack.heartbeat_interval_ms(), 100u);
@@ -66,16 +66,16 @@ TEST_F(ControlPlaneTest, RegistrationAndFirstHeartbeatPublishAnActiveServer) {
 TEST_F(ControlPlaneTest, RefusesRegistrationsItCannotUse) {
   proto::Register no_udp = MakeRegister("rs1", 1, 7001);
   no_udp.clear_endpoints();
-  auto ack = plane_.OnRegister(no_udp, 7101, clock_.Now());
+  auto ack = plane_.OnRegister(no_udp, 1, 7101, clock_.Now());
   EXPECT_FALSE(ack.accepted());
   EXPECT_NE(ack.reason().find("lookup-udp"), std::string::npos);
 
   proto::Register bad_host = MakeRegister("rs1", 1, 7001);
   bad_host.mutable_endpoints(0)->set_host("not-an-ip");
-  EXPECT_FALSE(plane_.OnRegister(bad_host, 7101, clock_.Now()).accepted());
+  EXPECT_FALSE(plane_.OnRegister(bad_host, 1, 7101, clock_.Now()).accepted());
 
   proto::Register heavy = MakeRegister("rs1", 1, 7001, 70000);
-  EXPECT_FALSE(plane_.OnRegister(heavy, 7101, clock_.Now()).accepted());
+  EXPECT_FALSE(plane_.OnRegister(heavy, 1, 7101, clock_.Now()).accepted());
   EXPECT_EQ(plane_.membership().size(), 0u);
 }
 
@@ -83,20 +83,22 @@ TEST_F(ControlPlaneTest, MaxServersIsEnforcedAndSlotsAreStable) {
   ControlSettings s;
   s.max_servers = 2;
   ControlPlane plane(membership::Config{100ms, 2, 5}, s);
-  EXPECT_TRUE(plane.OnRegister(MakeRegister("a", 1, 1), 1, clock_.Now()).accepted());
-  EXPECT_TRUE(plane.OnRegister(MakeRegister("b", 1, 2), 1, clock_.Now()).accepted());
-  auto ack = plane.OnRegister(MakeRegister("c", 1, 3), 1, clock_.Now());
+  EXPECT_TRUE(plane.OnRegister(MakeRegister("a", 1, 1), 1, 1, clock_.Now()).accepted());
+  EXPECT_TRUE(plane.OnRegister(MakeRegister("b", 1, 2), 2, 1, clock_.Now()).accepted());
+  auto ack = plane.OnRegister(MakeRegister("c", 1, 3), 3, 1, clock_.Now());
   EXPECT_FALSE(ack.accepted());
+  EXPECT_EQ(ack.refusal(), proto::RegisterAck::REFUSAL_FULL);
   EXPECT_NE(ack.reason().find("max_servers"), std::string::npos);
-  // Re-registration of a known server keeps its slot and is accepted.
-  EXPECT_TRUE(plane.OnRegister(MakeRegister("a", 2, 1), 1, clock_.Now()).accepted());
+  // Re-registration of a known server (restarted: its old session closed) keeps its slot.
+  plane.OnSessionClosed("a", 1, clock_.Now());
+  EXPECT_TRUE(plane.OnRegister(MakeRegister("a", 2, 1), 4, 1, clock_.Now()).accepted());
   EXPECT_EQ(plane.SlotOf("a"), 0);
   EXPECT_EQ(plane.SlotOf("b"), 1);
   EXPECT_EQ(plane.SlotOf("c"), -1);
 }
 
 TEST_F(ControlPlaneTest, MissedHeartbeatsReportDownServers) {
-  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 1, 7101, clock_.Now());
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
   clock_.Advance(499ms);
   EXPECT_TRUE(plane_.Tick(clock_.Now()).empty());  // SILENT, not yet DOWN
@@ -108,7 +110,7 @@ TEST_F(ControlPlaneTest, MissedHeartbeatsReportDownServers) {
 }
 
 TEST_F(ControlPlaneTest, LoadOnlyChangesNeedPublishButNotStructure) {
-  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 1, 7101, clock_.Now());
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1, 0.0), clock_.Now());
   plane_.BuildView();
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 2, 3.0), clock_.Now());
@@ -120,7 +122,7 @@ TEST_F(ControlPlaneTest, LoadOnlyChangesNeedPublishButNotStructure) {
 }
 
 TEST_F(ControlPlaneTest, OperatorActions) {
-  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 1, 7101, clock_.Now());
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
   plane_.BuildView();
   ASSERT_TRUE(plane_.SetWeight("rs1", 5).ok());
@@ -138,15 +140,93 @@ TEST_F(ControlPlaneTest, OperatorActions) {
   EXPECT_TRUE(plane_.BuildView()->servers.empty());
 }
 
-TEST_F(ControlPlaneTest, OldSessionClosingDoesNotDownANewIncarnation) {
-  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+// The same process reconnecting (same incarnation, new session) takes over; the close of its
+// old session, seen later, changes nothing.
+TEST_F(ControlPlaneTest, OldSessionClosingDoesNotDownAReconnectedServer) {
+  ASSERT_TRUE(plane_.OnRegister(MakeRegister("rs1", 1, 7001), 1, 7101, clock_.Now()).accepted());
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
-  plane_.OnRegister(MakeRegister("rs1", 2, 7001), 7101, clock_.Now());
-  plane_.OnHeartbeat(MakeHeartbeat("rs1", 2, 1), clock_.Now());
+  ASSERT_TRUE(plane_.OnRegister(MakeRegister("rs1", 1, 7001), 2, 7101, clock_.Now()).accepted());
+  EXPECT_EQ(plane_.HolderSession("rs1"), 2u);
   plane_.OnSessionClosed("rs1", 1, clock_.Now());
   EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kActive);
   plane_.OnSessionClosed("rs1", 2, clock_.Now());
   EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kDown);
+  EXPECT_FALSE(plane_.HolderSession("rs1").has_value());
+}
+
+// A second process with an id in use, newer or older, is refused while the holder's session
+// is open, and the holder keeps the id, its state and its heartbeats.
+TEST_F(ControlPlaneTest, ADuplicateIdIsRefusedWhileTheHolderIsLive) {
+  ASSERT_TRUE(plane_.OnRegister(MakeRegister("rs1", 10, 7001), 1, 7101, clock_.Now()).accepted());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 10, 1), clock_.Now());
+  for (uint64_t incarnation : {11, 9}) {
+    auto ack = plane_.OnRegister(MakeRegister("rs1", incarnation, 7999), 2, 7101, clock_.Now());
+    EXPECT_FALSE(ack.accepted()) << incarnation;
+    EXPECT_EQ(ack.refusal(), proto::RegisterAck::REFUSAL_DUPLICATE_ID);
+    EXPECT_NE(ack.reason().find("in use by another live server (incarnation 10"),
+              std::string::npos)
+        << ack.reason();
+  }
+  EXPECT_EQ(plane_.refusals(proto::RegisterAck::REFUSAL_DUPLICATE_ID), 2u);
+  EXPECT_EQ(plane_.HolderSession("rs1"), 1u);
+  const membership::ServerRecord* rec = plane_.membership().Find("rs1");
+  EXPECT_EQ(rec->reg.incarnation, 10u);
+  EXPECT_EQ(rec->reg.endpoints[0].port, 7001);
+  EXPECT_EQ(rec->state, membership::State::kActive);
+  // The refused sessions closing do not touch the holder.
+  plane_.OnSessionClosed("rs1", 2, clock_.Now());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 10, 2), clock_.Now());
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kActive);
+}
+
+// A restarted holder is welcome once its old session closed (a crash is seen at once) or it
+// went DOWN by missed heartbeats (a vanished host), even when its clock stepped back so that its
+// incarnation is the lower one.
+TEST_F(ControlPlaneTest, ARestartedHolderIsWelcomeOnceItsOldSessionIsGone) {
+  ASSERT_TRUE(plane_.OnRegister(MakeRegister("rs1", 10, 7001), 1, 7101, clock_.Now()).accepted());
+  plane_.OnSessionClosed("rs1", 1, clock_.Now());
+  auto ack = plane_.OnRegister(MakeRegister("rs1", 5, 7001), 2, 7101, clock_.Now());
+  ASSERT_TRUE(ack.accepted()) << ack.reason();
+  EXPECT_EQ(plane_.membership().Find("rs1")->reg.incarnation, 5u);
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kJoining);
+
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 5, 1), clock_.Now());
+  clock_.Advance(500ms);  // N = 5 periods of 100 ms: DOWN, the session is to be closed
+  EXPECT_EQ(plane_.Tick(clock_.Now()), std::vector<std::string>{"rs1"});
+  EXPECT_FALSE(plane_.HolderSession("rs1").has_value());
+  ack = plane_.OnRegister(MakeRegister("rs1", 6, 7001), 3, 7101, clock_.Now());
+  ASSERT_TRUE(ack.accepted()) << ack.reason();
+  EXPECT_EQ(plane_.HolderSession("rs1"), 3u);
+  plane_.OnSessionClosed("rs1", 2, clock_.Now());  // the dead host's session, closed late
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kJoining);
+}
+
+// Remove while the process runs: that incarnation may not come back by reconnecting; a new
+// process (another incarnation) may.
+TEST_F(ControlPlaneTest, ARemovedIncarnationIsRefusedAndANewOneWelcome) {
+  ASSERT_TRUE(plane_.OnRegister(MakeRegister("rs1", 10, 7001), 1, 7101, clock_.Now()).accepted());
+  ASSERT_TRUE(plane_.Drain("rs1", clock_.Now()).ok());
+  ASSERT_TRUE(plane_.Remove("rs1", clock_.Now()).ok());
+  EXPECT_FALSE(plane_.HolderSession("rs1").has_value());
+  auto ack = plane_.OnRegister(MakeRegister("rs1", 10, 7001), 2, 7101, clock_.Now());
+  EXPECT_FALSE(ack.accepted());
+  EXPECT_EQ(ack.refusal(), proto::RegisterAck::REFUSAL_REMOVED);
+  EXPECT_NE(ack.reason().find("removed by the operator"), std::string::npos) << ack.reason();
+  EXPECT_EQ(plane_.membership().Find("rs1"), nullptr);
+  EXPECT_EQ(plane_.refusals(proto::RegisterAck::REFUSAL_REMOVED), 1u);
+  ack = plane_.OnRegister(MakeRegister("rs1", 11, 7001), 3, 7101, clock_.Now());
+  EXPECT_TRUE(ack.accepted()) << ack.reason();
+  // Once a new incarnation is in, the removal of the old one is forgotten.
+  plane_.OnSessionClosed("rs1", 3, clock_.Now());
+  EXPECT_TRUE(plane_.OnRegister(MakeRegister("rs1", 10, 7001), 4, 7101, clock_.Now()).accepted());
+}
+
+TEST_F(ControlPlaneTest, TheAckEchoesTheAgentNonce) {
+  proto::Register reg = MakeRegister("rs1", 1, 7001);
+  reg.set_agent_nonce("0123456789abcdef");
+  EXPECT_EQ(plane_.OnRegister(reg, 1, 7101, clock_.Now()).agent_nonce(), "0123456789abcdef");
+  reg.set_id("");  // refused: still echoed, so the agent trusts the refusal
+  EXPECT_EQ(plane_.OnRegister(reg, 2, 7101, clock_.Now()).agent_nonce(), "0123456789abcdef");
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ struct FakeReplica {
   std::string checksum = "c0ffee";
   std::shared_ptr<FakeLink> link = std::make_shared<FakeLink>();
   uint64_t hb_counter = 0;
+  uint64_t session = 0;  // the control session it registers on (one per replica here)
 
   proto::Register Register() const {
     proto::Register r;
@@ -159,6 +160,7 @@ class ReplicatorTest : public ::testing::Test {
     FakeReplica r;
     r.id = id;
     r.content_checksum = boot_checksum_;
+    r.session = ++sessions_;
     return r;
   }
 
@@ -166,7 +168,7 @@ class ReplicatorTest : public ::testing::Test {
   Admission Join(FakeReplica& r) {
     proto::Register reg = r.Register();
     Admission a = rep_->Admit(reg);
-    auto ack = plane_.OnRegister(reg, 7101, clock_.Now(), a.needs_catch_up());
+    auto ack = plane_.OnRegister(reg, r.session, 7101, clock_.Now(), a.needs_catch_up());
     EXPECT_TRUE(ack.accepted()) << ack.reason();
     rep_->Attach(reg, a, r.link);
     plane_.OnHeartbeat(r.Heartbeat(), clock_.Now());
@@ -209,6 +211,7 @@ class ReplicatorTest : public ::testing::Test {
   asio::io_context io_;
   ManualClock clock_;
   ControlPlane plane_{membership::Config{100ms, 2, 5}, ControlSettings{}};
+  uint64_t sessions_ = 0;
   std::unique_ptr<Replicator> rep_;
   ReplicationStatus status_;
   uint64_t request_id_ = 0;
