@@ -176,6 +176,11 @@ Status LocalCluster::StartServer(int i) {
   return Status::Ok();
 }
 
+std::optional<int> LocalCluster::WaitServerExit(int i, Duration timeout) {
+  if (i < 0 || i >= size() || !servers_[i].process) return std::nullopt;
+  return servers_[i].process->Wait(timeout);
+}
+
 Status LocalCluster::SignalServer(int i, int sig) {
   if (i < 0 || i >= size() || !servers_[i].process) return InvalidArgument("no such server");
   return servers_[i].process->Signal(sig);

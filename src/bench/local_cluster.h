@@ -69,6 +69,8 @@ class LocalCluster {
 
   // Sends `sig` to real server i (SIGKILL for a crash, SIGSTOP for a hung host).
   Status SignalServer(int i, int sig);
+  // Waits until real server i exits by itself; its exit code, or nullopt after `timeout`.
+  std::optional<int> WaitServerExit(int i, Duration timeout);
   // Starts real server i again (after it was killed), waits until it serves.
   Status RestartServer(int i);
   // Sends `sig` to the director; RestartDirector starts it again on the same ports and log.

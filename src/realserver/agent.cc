@@ -288,8 +288,13 @@ asio::awaitable<void> Agent::Handshake(Agent* self, Attempt& a) {
   proto::AppendFrame(out, self->Sealed(self->MakeRegister(*challenge, own)));
   auto [wec, wn] = co_await asio::async_write(*a.socket, asio::buffer(out), as_tuple(use_awaitable));
   (void)wn;
-  auto answer = wec ? Result<std::vector<uint8_t>>(Unavailable(wec.message()))
-                    : co_await ReadFrame(*a.socket, a.decoder, a.buf);
+  if (wec) {
+    self->Problem("handshake", "the director at " + at + " did not take the registration: " +
+                                   wec.message() + "; retrying");
+    co_return;
+  }
+  // (No co_await inside a conditional expression: GCC 12 miscompiles it.)
+  auto answer = co_await ReadFrame(*a.socket, a.decoder, a.buf);
   if (!answer.ok()) {
     self->Problem("handshake", "the director at " + at + " did not answer the registration: " +
                                    answer.status().message() + "; retrying");

@@ -411,11 +411,16 @@ TEST_F(ClusterTest, DrainedServerGetsNoNewRequestsAndRemovedServerIsUnlisted) {
   EXPECT_EQ(FindServer(gone, 1, "rs2"), nullptr);
   EXPECT_NE(FindServer(gone, 0, "rs1"), nullptr);
   EXPECT_EQ(Transitions("DRAINING", "REMOVED"), 1);
-  // Its heartbeats keep coming and are ignored as unknown; it stays unlisted.
-  const double unknown = Metric("vsc_heartbeats_ignored_total{reason=\"unknown\"}");
-  EXPECT_TRUE(WaitUntil(
-      [&] { return Metric("vsc_heartbeats_ignored_total{reason=\"unknown\"}") >= unknown + 3; },
-      3s));
+  // Its process is told rather than orphaned: it says so and exits 0, and stays unlisted.
+  const std::optional<int> code = cluster_->WaitServerExit(1, 5s);
+  ASSERT_TRUE(code.has_value()) << "the removed server's process still runs";
+  EXPECT_EQ(*code, 0);
+  const std::string log = ReadFile(work_dir_ + "/rs2.log");
+  EXPECT_NE(log.find("removed by the operator (vsc adm remove)"), std::string::npos) << log;
+  EXPECT_NE(ReadFile(work_dir_ + "/director.log")
+                .find("rs2 removed by the operator; told its process and closed its control "
+                      "session"),
+            std::string::npos);
   EXPECT_EQ(State("rs2"), "") << "a removed server came back";
   std::vector<int> rest = UdpRoundTrips(30, 8);
   EXPECT_EQ(rest[1], 0);

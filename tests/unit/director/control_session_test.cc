@@ -1,0 +1,332 @@
+// The control session's freshness rules across restarts, in one process with clocks the test
+// steps back (issue 10): a real server restarted with its wall clock stepped back registers and
+// heartbeats although its counters and incarnation are below the old process's; the old
+// process's Register and heartbeat, replayed, neither take the id nor poison the new process's
+// windows; a director restarted with its clock stepped back is still believed by the agent.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "common/unique_fd.h"
+#include "director/control_server.h"
+#include "proto/frame.h"
+#include "proto/session_frames.h"
+#include "realserver/agent.h"
+
+namespace vsc::director {
+namespace {
+
+using namespace std::chrono_literals;
+using Bytes = std::vector<uint8_t>;
+
+constexpr int64_t kWall = 1'800'000'000'000'000;  // µs
+constexpr int64_t kHour = 3'600'000'000;
+
+// Real monotonic time (the servers' timers are real), a wall clock the test chooses.
+class SteppedClock final : public Clock {
+ public:
+  explicit SteppedClock(int64_t wall_micros) : wall_(wall_micros) {}
+  TimePoint Now() const override { return real_.Now(); }
+  int64_t WallMicros() const override { return wall_; }
+
+ private:
+  RealClock real_;
+  int64_t wall_;
+};
+
+proto::ClusterKey Key() {
+  auto key = proto::ClusterKey::FromHex(std::string(64, 'a'));
+  EXPECT_TRUE(key.ok());
+  return *key;
+}
+
+bool Eventually(const std::function<bool()>& ready, Duration timeout = 5s) {
+  RealClock clock;
+  const TimePoint deadline = clock.Now() + timeout;
+  while (clock.Now() < deadline) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(5ms);  // a poll interval, not a wait for an event
+  }
+  return ready();
+}
+
+// A director's control plane and server on a thread of their own.
+class Director {
+ public:
+  Director(int64_t wall, uint16_t port)
+      : clock_(wall), server_(io_, plane_, Key(), clock_, [](ViewPtr) {}) {
+    Status s = server_.Start(asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), port),
+                             asio::ip::udp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0));
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~Director() {
+    OnLoop([this] {
+      server_.Stop();
+      return 0;
+    });
+    guard_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  template <class F>
+  auto OnLoop(F f) -> decltype(f()) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto result = task.get_future();
+    asio::post(io_, [&task] { task(); });
+    return result.get();
+  }
+  std::string State(const std::string& id) {
+    return OnLoop([&] {
+      const membership::ServerRecord* r = plane_.membership().Find(id);
+      return r ? std::string(membership::StateName(r->state)) : std::string();
+    });
+  }
+  uint64_t Incarnation(const std::string& id) {
+    return OnLoop([&] {
+      const membership::ServerRecord* r = plane_.membership().Find(id);
+      return r ? r->reg.incarnation : 0;
+    });
+  }
+  uint64_t HeartbeatsAccepted() {
+    return OnLoop([&] { return plane_.membership().counters().heartbeats_accepted; });
+  }
+  uint64_t HeartbeatsIgnored() {
+    return OnLoop([&] {
+      const auto& c = plane_.membership().counters();
+      return c.heartbeats_stale + c.heartbeats_unknown + server_.counters().dropped_replayed.Get();
+    });
+  }
+  uint64_t Replayed() { return OnLoop([&] { return server_.counters().dropped_replayed.Get(); }); }
+  Status Remove(const std::string& id) {
+    return OnLoop([&] {
+      Status s = plane_.Drain(id, clock_.Now());
+      return s.ok() ? server_.RemoveServer(id) : s;
+    });
+  }
+  uint16_t control_port() const { return server_.control_port(); }
+  uint16_t heartbeat_port() const { return server_.heartbeat_port(); }
+
+ private:
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_{io_.get_executor()};
+  SteppedClock clock_;
+  ControlPlane plane_{membership::Config{50ms, 2, 5}, ControlSettings{}};
+  ControlServer server_;
+  std::thread thread_;
+};
+
+// A real server's agent on a thread of its own.
+class AgentProcess {
+ public:
+  AgentProcess(int64_t wall, uint16_t control_port) : clock_(wall) {
+    realserver::AgentOptions o;
+    o.id = "rs1";
+    o.director = asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), control_port);
+    o.incarnation = static_cast<uint64_t>(wall);
+    proto::Endpoint e;
+    e.set_service("lookup-udp");
+    e.set_host("127.0.0.1");
+    e.set_port(7001);
+    o.endpoints.push_back(e);
+    o.on_exit = [this](int code, const std::string&) { exit_code_ = code; };
+    agent_ = std::make_unique<realserver::Agent>(io_, o, Key(), clock_, load_);
+    agent_->Start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~AgentProcess() {
+    agent_->Stop();
+    guard_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  int exit_code() const { return exit_code_.load(); }
+
+ private:
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_{io_.get_executor()};
+  SteppedClock clock_;
+  realserver::LoadTracker load_;
+  std::unique_ptr<realserver::Agent> agent_;
+  std::atomic<int> exit_code_{-1};
+  std::thread thread_;
+};
+
+// A hand-driven control session: what a recording attacker (or an old process) would send.
+class RawSession {
+ public:
+  explicit RawSession(uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(port);
+    EXPECT_EQ(::connect(fd_.get(), reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+  }
+  // The next frame's payload; empty when the peer closed or nothing came within 2 s.
+  Bytes Next() {
+    for (;;) {
+      auto frame = decoder_.Next();
+      if (!frame.ok()) return {};
+      if (frame->has_value()) return **frame;
+      pollfd p{fd_.get(), POLLIN, 0};
+      if (::poll(&p, 1, 2000) <= 0) return {};
+      uint8_t buf[4096];
+      const ssize_t n = ::recv(fd_.get(), buf, sizeof(buf), 0);
+      if (n <= 0) return {};
+      decoder_.Feed(std::span<const uint8_t>(buf, static_cast<size_t>(n)));
+    }
+  }
+  void Send(const Bytes& framed) {
+    ASSERT_EQ(::send(fd_.get(), framed.data(), framed.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(framed.size()));
+  }
+
+ private:
+  UniqueFd fd_;
+  proto::FrameDecoder decoder_{proto::kMaxEnvelopeBytes};
+};
+
+Bytes Framed(const Bytes& payload) {
+  Bytes out;
+  proto::AppendFrame(out, payload);
+  return out;
+}
+
+proto::Message RegisterOf(uint64_t incarnation, const proto::Nonce& challenge) {
+  proto::Message m;
+  proto::Register* r = m.mutable_register_();
+  r->set_id("rs1");
+  r->set_incarnation(incarnation);
+  r->set_weight(1);
+  proto::Endpoint* e = r->add_endpoints();
+  e->set_service("lookup-udp");
+  e->set_host("127.0.0.1");
+  e->set_port(7001);
+  r->set_challenge(proto::NonceString(challenge));
+  return m;
+}
+
+void SendDatagram(uint16_t port, const Bytes& bytes) {
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons(port);
+  ASSERT_GT(::sendto(fd.get(), bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                     sizeof(to)),
+            0);
+}
+
+TEST(ControlSessionTest, RestartWithTheClockSteppedBackIsWelcomeAndReplaysOfTheOldOneFail) {
+  Director director(kWall, 0);
+  proto::EnvelopeCodec codec(Key());
+  const uint64_t old_incarnation = kWall;
+  Bytes old_register, old_heartbeat;
+  {
+    // The old process, by hand: registers, heartbeats once (both recorded), then dies.
+    RawSession old(director.control_port());
+    auto challenge = proto::ParseChallenge(old.Next());
+    ASSERT_TRUE(challenge.ok()) << challenge.status().ToString();
+    old_register = Framed(codec.Seal("rs1", kWall, RegisterOf(old_incarnation, *challenge)));
+    old.Send(old_register);
+    auto ack = codec.Open(old.Next());
+    ASSERT_TRUE(ack.ok() && ack->message.register_ack().accepted());
+    proto::Message hb;
+    hb.mutable_heartbeat()->set_id("rs1");
+    hb.mutable_heartbeat()->set_incarnation(old_incarnation);
+    hb.mutable_heartbeat()->set_counter(1);
+    old_heartbeat = codec.Seal("rs1", kWall + 1, hb);
+    SendDatagram(director.heartbeat_port(), old_heartbeat);
+    ASSERT_TRUE(Eventually([&] { return director.State("rs1") == "ACTIVE"; }));
+  }
+  ASSERT_TRUE(Eventually([&] { return director.State("rs1") == "DOWN"; }));
+
+  // The new process's clock is an hour behind: lower incarnation, lower counters.
+  AgentProcess agent(kWall - kHour, director.control_port());
+  ASSERT_TRUE(Eventually([&] { return director.State("rs1") == "ACTIVE"; }))
+      << "a restart with the clock stepped back was locked out";
+  EXPECT_EQ(director.Incarnation("rs1"), static_cast<uint64_t>(kWall - kHour));
+
+  // The old Register, replayed on a new session, fails the challenge: auth-failed, closed.
+  const uint64_t replayed = director.Replayed();
+  {
+    RawSession attacker(director.control_port());
+    ASSERT_TRUE(proto::ParseChallenge(attacker.Next()).ok());
+    attacker.Send(old_register);
+    EXPECT_TRUE(proto::IsAuthFailed(attacker.Next()));
+    EXPECT_TRUE(attacker.Next().empty()) << "the session stayed open";
+  }
+  EXPECT_EQ(director.Replayed(), replayed + 1);
+  // The old heartbeat, replayed: ignored, and the new process's heartbeats still count.
+  const uint64_t ignored = director.HeartbeatsIgnored();
+  SendDatagram(director.heartbeat_port(), old_heartbeat);
+  EXPECT_TRUE(Eventually([&] { return director.HeartbeatsIgnored() == ignored + 1; }));
+  const uint64_t accepted = director.HeartbeatsAccepted();
+  EXPECT_TRUE(Eventually([&] { return director.HeartbeatsAccepted() >= accepted + 3; }));
+  EXPECT_EQ(director.State("rs1"), "ACTIVE");
+  EXPECT_EQ(director.Incarnation("rs1"), static_cast<uint64_t>(kWall - kHour));
+}
+
+TEST(ControlSessionTest, AnAgentBelievesADirectorRestartedWithItsClockSteppedBack) {
+  auto first = std::make_unique<Director>(kWall, 0);
+  const uint16_t port = first->control_port();
+  AgentProcess agent(kWall, port);
+  ASSERT_TRUE(Eventually([&] { return first->State("rs1") == "ACTIVE"; }));
+  first.reset();
+  // The new director's counters start an hour below everything the old one sent.
+  Director second(kWall - kHour, port);
+  ASSERT_TRUE(Eventually([&] { return second.State("rs1") == "ACTIVE"; }));
+  // Its messages on the session are believed: the agent acts on "removed".
+  ASSERT_TRUE(second.Remove("rs1").ok());
+  EXPECT_TRUE(Eventually([&] { return agent.exit_code() == 0; }))
+      << "the agent dropped the restarted director's Command as a replay";
+}
+
+// An ack that was not sealed for this session (a replay of an old one) registers nothing.
+TEST(ControlSessionTest, AnAgentIgnoresARegisterAckNotSealedForItsSession) {
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0));
+  const uint16_t port = acceptor.local_endpoint().port();
+  AgentProcess agent(kWall, port);
+  asio::ip::tcp::socket s(io);
+  pollfd first{acceptor.native_handle(), POLLIN, 0};
+  ASSERT_EQ(::poll(&first, 1, 3000), 1) << "the agent did not connect";
+  acceptor.accept(s);
+  const Bytes challenge = proto::ChallengeFrame(proto::NewNonce());
+  asio::write(s, asio::buffer(challenge));
+  proto::FrameDecoder decoder(proto::kMaxEnvelopeBytes);
+  std::vector<uint8_t> buf(64 * 1024);
+  std::optional<Bytes> reg;
+  while (!reg) {
+    const size_t n = s.read_some(asio::buffer(buf));
+    decoder.Feed(std::span<const uint8_t>(buf.data(), n));
+    auto f = decoder.Next();
+    ASSERT_TRUE(f.ok());
+    if (f->has_value()) reg = **f;
+  }
+  proto::EnvelopeCodec codec(Key());
+  auto opened = codec.Open(*reg);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ(opened->message.register_().agent_nonce().size(), proto::kNonceBytes);
+  proto::Message ack;
+  ack.mutable_register_ack()->set_accepted(true);
+  ack.mutable_register_ack()->set_heartbeat_interval_ms(50);
+  ack.mutable_register_ack()->set_agent_nonce(std::string(proto::kNonceBytes, 'x'));  // not its
+  asio::write(s, asio::buffer(Framed(codec.Seal("director", 1, ack))));
+  // The agent closes the session and tries again on a new connection.
+  pollfd p{acceptor.native_handle(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 3000), 1) << "the agent took the foreign ack and kept the session";
+  asio::ip::tcp::socket second(io);
+  acceptor.accept(second);
+  EXPECT_EQ(agent.exit_code(), -1);
+}
+
+}  // namespace
+}  // namespace vsc::director
