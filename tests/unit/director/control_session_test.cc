@@ -104,6 +104,9 @@ class Director {
       return c.heartbeats_stale + c.heartbeats_unknown + server_.counters().dropped_replayed.Get();
     });
   }
+  uint64_t Refusals(proto::RegisterAck::Refusal kind) {
+    return OnLoop([&] { return plane_.refusals(kind); });
+  }
   uint64_t Replayed() { return OnLoop([&] { return server_.counters().dropped_replayed.Get(); }); }
   Status Remove(const std::string& id) {
     return OnLoop([&] {
@@ -285,7 +288,10 @@ TEST(ControlSessionTest, AnAgentBelievesADirectorRestartedWithItsClockSteppedBac
   ASSERT_TRUE(Eventually([&] { return second.State("rs1") == "ACTIVE"; }));
   // Its messages on the session are believed: the agent acts on "removed".
   ASSERT_TRUE(second.Remove("rs1").ok());
-  EXPECT_TRUE(Eventually([&] { return agent.exit_code() == 0; }))
+  EXPECT_TRUE(Eventually([&] { return agent.exit_code() == 0; }));
+  // ...from the Command itself, not from a refusal after reconnecting, which is what an agent
+  // that dropped the Command as a replay would end up with.
+  EXPECT_EQ(second.Refusals(proto::RegisterAck::REFUSAL_REMOVED), 0u)
       << "the agent dropped the restarted director's Command as a replay";
 }
 
