@@ -58,9 +58,12 @@ class HmacSha256 {
 // cost is that messages captured from that sender could be replayed once after it is evicted.
 // Refusing new senders instead would lock out a legitimate new server forever.
 //
-// A restarted sender is accepted because its counter restarts at the wall clock (CounterSource).
-// If the sender's wall clock stepped back across the restart, its messages are refused as stale
-// until Forget(sender) is called (for example when an operator removes and re-adds the server).
+// A restarted sender is accepted because its counter restarts at the wall clock (CounterSource)
+// — unless its clock stepped back across the restart. Receivers therefore choose the key so
+// that a restart starts a window of its own: the director keys heartbeat windows by server id
+// and incarnation, and forgets (Forget) the old incarnation's window when a new one registers or
+// the server is removed; TCP control sessions keep one guard per session, whose first message is
+// proven fresh by the session challenge (docs/protocol.md, "Session handshake").
 //
 // Not thread safe: owned by the thread that receives the messages.
 class ReplayGuard {
@@ -74,7 +77,8 @@ class ReplayGuard {
   // before (a replay or a network duplicate) or is kWindow or more below the highest accepted.
   Status Accept(std::string_view sender, uint64_t counter);
 
-  // Drops what is known about sender; its next counter is accepted whatever it is.
+  // Drops what is known about sender (the window's key); its next counter is accepted whatever
+  // it is. For a key that will not be used again, or whose freshness is proven another way.
   void Forget(std::string_view sender);
 
   size_t senders() const { return windows_.size(); }
