@@ -121,8 +121,8 @@ void Agent::Dispatch(uint64_t session, proto::Message& m) {
     case proto::Message::kCommand:
       if (m.command().kind() == "removed") {
         // The director closes the session after this; Run then ends the agent.
-        exit_.emplace(0, "removed by the operator (vsc adm remove) at the director " +
-                             director_text_);
+        exit_.emplace(0,
+                      "removed by the operator (vsc adm remove) at the director " + director_text_);
         spdlog::warn("{}; leaving the cluster and exiting", exit_->second);
         break;
       }
@@ -265,18 +265,26 @@ asio::awaitable<void> Agent::Register(Agent* self, Attempt& a) {
   co_await Handshake(self, a);
 }
 
+asio::awaitable<std::optional<std::vector<uint8_t>>> Agent::HandshakeFrame(
+    Agent* self, Attempt& a, const std::string& missing) {
+  const std::string& at = self->director_text_;
+  auto frame = co_await ReadFrame(*a.socket, a.decoder, a.buf);
+  if (!frame.ok()) {
+    self->Problem("handshake", "the director at " + at + " " + missing + ": " +
+                                   frame.status().message() + "; retrying");
+    co_return std::nullopt;
+  }
+  if (proto::IsAuthFailed(*frame)) {
+    self->Problem("auth", std::string(proto::kAuthFailedText) + " (director " + at + ")");
+    co_return std::nullopt;
+  }
+  co_return std::move(frame).value();
+}
+
 asio::awaitable<void> Agent::Handshake(Agent* self, Attempt& a) {
   const std::string& at = self->director_text_;
-  auto first = co_await ReadFrame(*a.socket, a.decoder, a.buf);
-  if (!first.ok()) {
-    self->Problem("handshake", "the director at " + at + " sent no session challenge: " +
-                                   first.status().message() + "; retrying");
-    co_return;
-  }
-  if (proto::IsAuthFailed(*first)) {
-    self->Problem("auth", std::string(proto::kAuthFailedText) + " (director " + at + ")");
-    co_return;
-  }
+  auto first = co_await HandshakeFrame(self, a, "sent no session challenge");
+  if (!first) co_return;
   auto challenge = proto::ParseChallenge(*first);
   if (!challenge.ok()) {
     self->Problem("handshake", "director " + at + ": " + challenge.status().message());
@@ -286,38 +294,32 @@ asio::awaitable<void> Agent::Handshake(Agent* self, Attempt& a) {
   // No session writer exists yet: this is the only write until registration is accepted.
   std::vector<uint8_t> out;
   proto::AppendFrame(out, self->Sealed(self->MakeRegister(*challenge, own)));
-  auto [wec, wn] = co_await asio::async_write(*a.socket, asio::buffer(out), as_tuple(use_awaitable));
+  auto [wec, wn] =
+      co_await asio::async_write(*a.socket, asio::buffer(out), as_tuple(use_awaitable));
   (void)wn;
   if (wec) {
     self->Problem("handshake", "the director at " + at + " did not take the registration: " +
                                    wec.message() + "; retrying");
     co_return;
   }
-  // (No co_await inside a conditional expression: GCC 12 miscompiles it.)
-  auto answer = co_await ReadFrame(*a.socket, a.decoder, a.buf);
-  if (!answer.ok()) {
-    self->Problem("handshake", "the director at " + at + " did not answer the registration: " +
-                                   answer.status().message() + "; retrying");
-    co_return;
-  }
-  if (proto::IsAuthFailed(*answer)) {
-    self->Problem("auth", std::string(proto::kAuthFailedText) + " (director " + at + ")");
-    co_return;
-  }
+  auto answer = co_await HandshakeFrame(self, a, "did not answer the registration");
+  if (!answer) co_return;
   auto opened = self->codec_.Open(*answer);
   if (!opened.ok()) {
     self->Problem("auth", opened.status().code() == Code::kUnauthenticated
                               ? "authentication failed: wrong cluster key? The answer of the "
-                                "director at " + at + " does not verify under our key"
+                                "director at " +
+                                    at + " does not verify under our key"
                               : "director " + at + ": " + opened.status().message());
     co_return;
   }
   if (!opened->message.has_register_ack() ||
       opened->message.register_ack().agent_nonce() != proto::NonceString(own)) {
     self->counters_.frames_dropped.Add();
-    self->Problem("handshake", "the director at " + at + " did not answer the registration with "
-                               "a RegisterAck for this session (a replayed answer, or another "
-                               "vsc version); retrying");
+    self->Problem("handshake", "the director at " + at +
+                                   " did not answer the registration with "
+                                   "a RegisterAck for this session (a replayed answer, or another "
+                                   "vsc version); retrying");
     co_return;
   }
   (void)a.replay.Accept(opened->sender, opened->counter);  // fresh: starts the session's window
@@ -364,8 +366,8 @@ asio::awaitable<void> Agent::Serve(Agent* self, Attempt& a) {
     spdlog::info("registered with director {} as {} (heartbeat every {} ms, applied seq {})",
                  self->director_text_, self->options_.id, self->interval_.count(), p.applied_seq);
   } else {
-    spdlog::info("registered with director {} as {} (heartbeat every {} ms)",
-                 self->director_text_, self->options_.id, self->interval_.count());
+    spdlog::info("registered with director {} as {} (heartbeat every {} ms)", self->director_text_,
+                 self->options_.id, self->interval_.count());
   }
   self->registered_ = true;
   if (!self->heartbeat_socket_) {

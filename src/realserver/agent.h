@@ -25,15 +25,14 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
-#include <string>
 #include <vector>
 
 #include "common/clock.h"
@@ -103,6 +102,10 @@ class Agent {
   // Connects, answers the challenge, registers. Logs what went wrong.
   static asio::awaitable<void> Register(Agent* self, Attempt& a);
   static asio::awaitable<void> Handshake(Agent* self, Attempt& a);
+  // The director's next frame in the handshake; nullopt, the problem logged, when it does not
+  // come or is the auth-failed notice. `missing` says what did not come.
+  static asio::awaitable<std::optional<std::vector<uint8_t>>> HandshakeFrame(
+      Agent* self, Attempt& a, const std::string& missing);
   // Reads the registered session until it breaks.
   static asio::awaitable<void> Serve(Agent* self, Attempt& a);
   void OnAck(Attempt& a, const proto::RegisterAck& ack);
