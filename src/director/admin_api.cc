@@ -269,8 +269,8 @@ net::HttpResponse AdminApi::Metrics() {
   o << "# HELP vsc_control_dropped_total Control and heartbeat messages dropped, by reason.\n"
     << "# TYPE vsc_control_dropped_total counter\n"
     << "vsc_control_dropped_total{reason=\"malformed\"} " << c.dropped_malformed.Get() << "\n"
-    << "vsc_control_dropped_total{reason=\"unauthenticated\"} "
-    << c.dropped_unauthenticated.Get() << "\n"
+    << "vsc_control_dropped_total{reason=\"unauthenticated\"} " << c.dropped_unauthenticated.Get()
+    << "\n"
     << "vsc_control_dropped_total{reason=\"replayed\"} " << c.dropped_replayed.Get() << "\n"
     << "vsc_control_dropped_total{reason=\"oversize\"} " << c.dropped_oversize.Get() << "\n"
     << "# HELP vsc_heartbeats_received_total Authenticated heartbeats received.\n"
@@ -284,11 +284,11 @@ net::HttpResponse AdminApi::Metrics() {
     << "vsc_registrations_refused_total " << c.registrations_refused.Get() << "\n"
     << "# HELP vsc_registration_refusals_total Registrations refused, by reason.\n"
     << "# TYPE vsc_registration_refusals_total counter\n";
-  for (const auto& [kind, name] : {std::pair{proto::RegisterAck::REFUSAL_INVALID, "invalid"},
-                                   std::pair{proto::RegisterAck::REFUSAL_FULL, "full"},
-                                   std::pair{proto::RegisterAck::REFUSAL_DUPLICATE_ID,
-                                             "duplicate_id"},
-                                   std::pair{proto::RegisterAck::REFUSAL_REMOVED, "removed"}}) {
+  for (const auto& [kind, name] :
+       {std::pair{proto::RegisterAck::REFUSAL_INVALID, "invalid"},
+        std::pair{proto::RegisterAck::REFUSAL_FULL, "full"},
+        std::pair{proto::RegisterAck::REFUSAL_DUPLICATE_ID, "duplicate_id"},
+        std::pair{proto::RegisterAck::REFUSAL_REMOVED, "removed"}}) {
     o << "vsc_registration_refusals_total{reason=\"" << name << "\"} " << plane_.refusals(kind)
       << "\n";
   }

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <string>
 #include <string_view>
 

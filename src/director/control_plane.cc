@@ -130,9 +130,9 @@ proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint64_t
   }
   if (!slots_.contains(r.id)) {
     if (next_slot_ >= settings_.max_servers) {
-      return refuse(proto::RegisterAck::REFUSAL_FULL,
-                    "the director already tracks max_servers=" +
-                        std::to_string(settings_.max_servers) + " servers; raise max_servers");
+      return refuse(proto::RegisterAck::REFUSAL_FULL, "the director already tracks max_servers=" +
+                                                          std::to_string(settings_.max_servers) +
+                                                          " servers; raise max_servers");
     }
     slots_[r.id] = next_slot_++;
   }

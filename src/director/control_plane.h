@@ -8,8 +8,8 @@
 
 #include <map>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"

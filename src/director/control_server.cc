@@ -1,8 +1,8 @@
 #include "director/control_server.h"
 
-#include <asio/experimental/as_tuple.hpp>
-
 #include <spdlog/spdlog.h>
+
+#include <asio/experimental/as_tuple.hpp>
 
 #include "director/auth_refusal.h"
 #include "director/outbox.h"
@@ -186,8 +186,9 @@ ControlServer::Next ControlServer::OnSessionFrame(SessionState& st,
       (!m.has_register_() || m.register_().challenge() != proto::NonceString(st.nonce))) {
     counters_.dropped_replayed.Add();
     return RefuseUnauthenticated(
-        st, "the first message is not a Register sealed for this session's challenge (a replay, "
-            "or a real server of an older version)");
+        st,
+        "the first message is not a Register sealed for this session's challenge (a replay, "
+        "or a real server of an older version)");
   }
   if (st.registered && opened->sender != st.id) {
     counters_.dropped_malformed.Add();
@@ -226,8 +227,8 @@ ControlServer::Next ControlServer::OnRegister(SessionState& st, const proto::Reg
   const membership::ServerRecord* before = plane_.membership().Find(reg.id());
   const bool known = before != nullptr;
   const uint64_t old_incarnation = known ? before->reg.incarnation : 0;
-  proto::RegisterAck ack = plane_.OnRegister(reg, st.number, heartbeat_port_, clock_.Now(),
-                                             admission.needs_catch_up());
+  proto::RegisterAck ack =
+      plane_.OnRegister(reg, st.number, heartbeat_port_, clock_.Now(), admission.needs_catch_up());
   proto::Message reply;
   *reply.mutable_register_ack() = ack;
   st.outbox->Push(SealFrame(reply));
@@ -258,8 +259,7 @@ ControlServer::Next ControlServer::OnRegister(SessionState& st, const proto::Reg
   return Next::kContinue;
 }
 
-ControlServer::Next ControlServer::RefuseUnauthenticated(SessionState& st,
-                                                         const std::string& why) {
+ControlServer::Next ControlServer::RefuseUnauthenticated(SessionState& st, const std::string& why) {
   director::RefuseUnauthenticated(*st.outbox, auth_log_, clock_.Now(), "control", st.peer, why);
   return Next::kRefused;
 }
@@ -293,8 +293,7 @@ Status ControlServer::RemoveServer(const std::string& id) {
     m.mutable_command()->set_kind("removed");
     it->second.outbox->Push(SealFrame(m));
     it->second.outbox->CloseWhenDrained();
-    spdlog::info("{} removed by the operator; told its process and closed its control session",
-                 id);
+    spdlog::info("{} removed by the operator; told its process and closed its control session", id);
   }
   PublishIfNeeded();
   return Status::Ok();
@@ -317,8 +316,7 @@ asio::awaitable<void> ControlServer::HeartbeatLoop(ControlServer* self) {
       continue;
     }
     const proto::Heartbeat& hb = opened->message.heartbeat();
-    if (!self->heartbeat_replay_.Accept(HeartbeatSender(hb.id(), hb.incarnation()),
-                                        opened->counter)
+    if (!self->heartbeat_replay_.Accept(HeartbeatSender(hb.id(), hb.incarnation()), opened->counter)
              .ok()) {
       self->counters_.dropped_replayed.Add();
       continue;

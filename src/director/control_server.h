@@ -19,7 +19,6 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,10 +27,10 @@
 #include "common/clock.h"
 #include "common/log_throttle.h"
 #include "director/control_plane.h"
-#include "net/tcp_listener.h"
 #include "director/counters.h"
 #include "director/outbox.h"
 #include "director/replicator.h"
+#include "net/tcp_listener.h"
 #include "proto/auth.h"
 #include "proto/envelope.h"
 

@@ -1,23 +1,19 @@
 #include "director/write_server.h"
 
-#include <asio/experimental/as_tuple.hpp>
-
 #include <spdlog/spdlog.h>
 
+#include <asio/experimental/as_tuple.hpp>
+
+#include "director/auth_refusal.h"
 #include "director/outbox.h"
 #include "net/tcp_listener.h"
 #include "proto/frame.h"
-#include "director/auth_refusal.h"
 
 namespace vsc::director {
 
 WriteServer::WriteServer(asio::io_context& io, const proto::ClusterKey& key, const Clock& clock,
                          Replicator& replicator)
-    : io_(io),
-      codec_(key),
-      counter_(clock.WallMicros()),
-      clock_(clock),
-      replicator_(replicator) {}
+    : io_(io), codec_(key), counter_(clock.WallMicros()), clock_(clock), replicator_(replicator) {}
 
 Result<std::unique_ptr<net::TcpListener>> WriteServer::Bind(
     asio::io_context& io, const asio::ip::tcp::endpoint& endpoint) {
@@ -79,9 +75,10 @@ asio::awaitable<void> WriteServer::Session(WriteServer* self, asio::ip::tcp::soc
         } else {
           self->counters_.dropped_malformed.Add();
         }
-        self->Refuse(*outbox, *shared, opened.status().code() == Code::kUnauthenticated
-                                           ? "authentication failed (wrong cluster key?)"
-                                           : "not a vsc envelope");
+        self->Refuse(*outbox, *shared,
+                     opened.status().code() == Code::kUnauthenticated
+                         ? "authentication failed (wrong cluster key?)"
+                         : "not a vsc envelope");
         refused = true;
         break;
       }

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <memory>
 #include <set>
 
@@ -24,8 +23,8 @@
 #include "common/counter.h"
 #include "common/log_throttle.h"
 #include "director/outbox.h"
-#include "net/tcp_listener.h"
 #include "director/replicator.h"
+#include "net/tcp_listener.h"
 #include "proto/auth.h"
 #include "proto/envelope.h"
 

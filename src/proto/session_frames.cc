@@ -35,7 +35,8 @@ Result<Nonce> ParseChallenge(std::span<const uint8_t> payload) {
   if (payload.size() != kChallengeBytes ||
       std::memcmp(payload.data(), kChallengeMagic, sizeof(kChallengeMagic)) != 0) {
     return InvalidArgument("the director's first frame is not a session challenge (\"VSCH\" and " +
-                           std::to_string(kNonceBytes) + " bytes); is that port a vsc "
+                           std::to_string(kNonceBytes) +
+                           " bytes); is that port a vsc "
                            "director's control port, of the same version?");
   }
   Nonce n;

@@ -169,7 +169,7 @@ Status RealServer::Start() {
   options.on_session_lost = [replica] { replica->DropPending(); };
   options.on_exit = [this](int code, const std::string& why) {
     exit_reason_ = why;
-    exit_code_ = code;  // after the reason: RunUntilSignal reads the code, then the reason
+    exit_code_ = code;     // after the reason: RunUntilSignal reads the code, then the reason
     RequestTermination();  // RunUntilSignal returns and the process leaves with `code`
   };
   agent_ = std::make_unique<Agent>(control_io_, options, key_, clock_, load_);

@@ -49,9 +49,12 @@ Result<Subprocess> SpawnRealServer(const std::string& dir, const std::string& na
   fs::copy_file(SharedDbPath(), db, fs::copy_options::overwrite_existing, ec);
   if (ec) return IoError("copy the database to " + db + ": " + ec.message());
   SpawnOptions so;
-  so.argv = {VSC_BINARY,     "realserver", "--id",        id,
-             "--key-file",   key_file,     "--director",  "127.0.0.1:" + std::to_string(control_port),
-             "--db",         db,           "--workers",   "1",
+  so.argv = {VSC_BINARY,     "realserver",
+             "--id",         id,
+             "--key-file",   key_file,
+             "--director",   "127.0.0.1:" + std::to_string(control_port),
+             "--db",         db,
+             "--workers",    "1",
              "--ready-file", dir + "/" + name + ".ready"};
   so.log_path = dir + "/" + name + ".log";
   return Subprocess::Spawn(so);
@@ -62,9 +65,8 @@ std::pair<int, std::string> RunSql(const std::string& dir, const std::string& di
                                    const std::string& key_file, const std::string& statement) {
   static int runs = 0;
   SpawnOptions so;
-  so.argv = {VSC_BINARY, "sql",       "--director",          director, "--key-file",
-             key_file,   "--execute", statement,             "--read-timeout-ms", "300",
-             "--timeout-ms", "3000"};
+  so.argv = {VSC_BINARY,  "sql",     "--director",        director, "--key-file",   key_file,
+             "--execute", statement, "--read-timeout-ms", "300",    "--timeout-ms", "3000"};
   so.log_path = dir + "/sql-" + std::to_string(++runs) + ".out";
   auto proc = Subprocess::Spawn(so);
   if (!proc.ok()) return {-1, proc.status().ToString()};
@@ -92,8 +94,8 @@ using IdentityTest = ClusterTest;
 TEST_F(IdentityTest, ADuplicateIdIsRefusedTheHolderKeepsServingAndARestartedHolderIsWelcome) {
   ASSERT_NO_FATAL_FAILURE(StartCluster());
   const uint16_t holder_port = cluster_->server_lookup_port(0);
-  auto dup = SpawnRealServer(work_dir_, "dup", "rs1", cluster_->key_file(),
-                             cluster_->control_port());
+  auto dup =
+      SpawnRealServer(work_dir_, "dup", "rs1", cluster_->key_file(), cluster_->control_port());
   ASSERT_TRUE(dup.ok()) << dup.status().ToString();
   const std::optional<int> code = dup->Wait(10s);
   const std::string dup_log = ReadFile(work_dir_ + "/dup.log");
@@ -120,8 +122,8 @@ TEST_F(IdentityTest, ADuplicateIdIsRefusedTheHolderKeepsServingAndARestartedHold
   // The holder crashes (its session closes at once): a new process with its id is welcome.
   ASSERT_TRUE(cluster_->SignalServer(0, SIGKILL).ok());
   ASSERT_TRUE(WaitForState("rs1", "DOWN", 2s));
-  auto again = SpawnRealServer(work_dir_, "again", "rs1", cluster_->key_file(),
-                               cluster_->control_port());
+  auto again =
+      SpawnRealServer(work_dir_, "again", "rs1", cluster_->key_file(), cluster_->control_port());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   auto ready = WaitForFile(work_dir_ + "/again.ready", 10s, &*again);
   ASSERT_TRUE(ready.ok()) << ready.status().ToString();
@@ -143,9 +145,9 @@ TEST_F(IdentityTest, AnAgentWithTheWrongKeySaysSoAndTheDirectorCountsAndLogsIt) 
   ASSERT_TRUE(rs.ok()) << rs.status().ToString();
   const std::string log = work_dir_ + "/wrongkey.log";
   EXPECT_TRUE(WaitForText(log, "authentication failed: wrong cluster key?", 10s)) << ReadFile(log);
-  EXPECT_NE(ReadFile(log).find("(director 127.0.0.1:" + std::to_string(cluster_->control_port()) +
-                               ")"),
-            npos)
+  EXPECT_NE(
+      ReadFile(log).find("(director 127.0.0.1:" + std::to_string(cluster_->control_port()) + ")"),
+      npos)
       << ReadFile(log);
   EXPECT_TRUE(WaitForText(work_dir_ + "/director.log",
                           "authentication failed (wrong cluster key?); answered auth-failed", 2s));
@@ -155,7 +157,8 @@ TEST_F(IdentityTest, AnAgentWithTheWrongKeySaysSoAndTheDirectorCountsAndLogsIt) 
 }
 
 TEST_F(IdentityTest, SqlWithTheWrongKeySaysSoForWritesAndNamesBothCausesForReads) {
-  ASSERT_NO_FATAL_FAILURE(StartCluster([](bench::LocalClusterOptions& o) { o.replication = true; }));
+  ASSERT_NO_FATAL_FAILURE(
+      StartCluster([](bench::LocalClusterOptions& o) { o.replication = true; }));
   const std::string director = "127.0.0.1:" + std::to_string(cluster_->write_port()) + "," +
                                std::to_string(cluster_->sql_port());
   const std::string wrong = WriteWrongKey(work_dir_);
@@ -163,9 +166,9 @@ TEST_F(IdentityTest, SqlWithTheWrongKeySaysSoForWritesAndNamesBothCausesForReads
       RunSql(work_dir_, director, wrong, "UPDATE resources SET size = 7 WHERE id = 1");
   EXPECT_EQ(wcode, 1) << wout;
   EXPECT_NE(wout.find("authentication failed: wrong cluster key?"), npos) << wout;
-  EXPECT_TRUE(WaitForText(work_dir_ + "/director.log",
-                          "write session from 127.0.0.1:", 2s));
-  auto [rcode, rout] = RunSql(work_dir_, director, wrong, "SELECT node FROM resources WHERE id = 1");
+  EXPECT_TRUE(WaitForText(work_dir_ + "/director.log", "write session from 127.0.0.1:", 2s));
+  auto [rcode, rout] =
+      RunSql(work_dir_, director, wrong, "SELECT node FROM resources WHERE id = 1");
   EXPECT_EQ(rcode, 1) << rout;
   EXPECT_NE(rout.find("either the cluster key is wrong"), npos) << rout;
   EXPECT_NE(rout.find("or nothing serves there"), npos) << rout;
@@ -182,8 +185,8 @@ TEST(AgentMessagesTest, AnAgentThatCannotReachTheDirectorSaysSoWithItsAddressAnd
   auto rs = SpawnRealServer(dir, "lonely", "rs1", WriteWrongKey(dir), port);
   ASSERT_TRUE(rs.ok()) << rs.status().ToString();
   const std::string log = dir + "/lonely.log";
-  const std::string said =
-      "cannot connect to the director at 127.0.0.1:" + std::to_string(port) + ": Connection refused";
+  const std::string said = "cannot connect to the director at 127.0.0.1:" + std::to_string(port) +
+                           ": Connection refused";
   EXPECT_TRUE(WaitForText(log, said, 10s)) << ReadFile(log);
   // Every attempt fails the same way; the next report (at most one per 5 s) counts them.
   EXPECT_TRUE(WaitForText(log, "more attempts failed the same way since the last report", 8s))

@@ -163,8 +163,7 @@ TEST_F(ControlPlaneTest, ADuplicateIdIsRefusedWhileTheHolderIsLive) {
     auto ack = plane_.OnRegister(MakeRegister("rs1", incarnation, 7999), 2, 7101, clock_.Now());
     EXPECT_FALSE(ack.accepted()) << incarnation;
     EXPECT_EQ(ack.refusal(), proto::RegisterAck::REFUSAL_DUPLICATE_ID);
-    EXPECT_NE(ack.reason().find("in use by another live server (incarnation 10"),
-              std::string::npos)
+    EXPECT_NE(ack.reason().find("in use by another live server (incarnation 10"), std::string::npos)
         << ack.reason();
   }
   EXPECT_EQ(plane_.refusals(proto::RegisterAck::REFUSAL_DUPLICATE_ID), 2u);

@@ -4,12 +4,11 @@
 // process's Register and heartbeat, replayed, neither take the id nor poison the new process's
 // windows; a director restarted with its clock stepped back is still believed by the agent.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <future>
 #include <thread>
@@ -107,7 +106,9 @@ class Director {
   uint64_t Refusals(proto::RegisterAck::Refusal kind) {
     return OnLoop([&] { return plane_.refusals(kind); });
   }
-  uint64_t Replayed() { return OnLoop([&] { return server_.counters().dropped_replayed.Get(); }); }
+  uint64_t Replayed() {
+    return OnLoop([&] { return server_.counters().dropped_replayed.Get(); });
+  }
   Status Remove(const std::string& id) {
     return OnLoop([&] {
       Status s = plane_.Drain(id, clock_.Now());
@@ -298,7 +299,8 @@ TEST(ControlSessionTest, AnAgentBelievesADirectorRestartedWithItsClockSteppedBac
 // An ack that was not sealed for this session (a replay of an old one) registers nothing.
 TEST(ControlSessionTest, AnAgentIgnoresARegisterAckNotSealedForItsSession) {
   asio::io_context io;
-  asio::ip::tcp::acceptor acceptor(io, asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0));
+  asio::ip::tcp::acceptor acceptor(
+      io, asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0));
   const uint16_t port = acceptor.local_endpoint().port();
   AgentProcess agent(kWall, port);
   asio::ip::tcp::socket s(io);
