@@ -210,7 +210,7 @@ Status ControlPlane::Remove(const std::string& id, TimePoint now) {
   const uint64_t incarnation = rec != nullptr ? rec->reg.incarnation : 0;
   VSC_ASSIGN_OR_RETURN(auto transitions, membership_.Remove(id, now));
   holders_.erase(id);
-  if (removed_.size() >= settings_.max_servers && !removed_.empty()) {
+  if (!removed_.contains(id) && removed_.size() >= settings_.max_servers && !removed_.empty()) {
     removed_.erase(removed_.begin());
   }
   removed_[id] = incarnation;
