@@ -107,13 +107,6 @@ bool Oracle::Matches(std::span<const uint64_t> ids,
 const std::string& SharedDbPath() { return Shared().db_path; }
 const Oracle& SharedOracle() { return *Shared().oracle; }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string MakeTempDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";

@@ -61,9 +61,6 @@ const Oracle& SharedOracle();
 // A fresh directory under $TMPDIR (or /tmp), created with mkdtemp.
 std::string MakeTempDir(const std::string& prefix);
 
-// The whole content of a file ("" when it cannot be read).
-std::string ReadFile(const std::string& path);
-
 // Polls `ready` until it returns true or `timeout` passes; pauses `every` between polls. Returns
 // whether it became true. For waiting on a condition only, never to pass time.
 bool WaitUntil(const std::function<bool()>& ready, Duration timeout,

@@ -12,6 +12,7 @@
 
 #include "common/subprocess.h"
 #include "integration/cluster_harness.h"
+#include "integration/vsc_process.h"
 #include "proto/cluster_key.h"
 
 namespace vsc::integration {
