@@ -15,6 +15,7 @@
 #include "director/replication_wire.h"
 #include "replication/digest.h"
 #include "replication/replica_store.h"
+#include "testing/fake_replica.h"
 
 namespace vsc::director {
 namespace {
@@ -22,112 +23,9 @@ namespace {
 using namespace std::chrono_literals;
 using replication::Digest;
 
-class FakeLink final : public ReplicaLink {
- public:
-  void Send(const proto::Message& m) override { sent.push_back(m); }
-  std::vector<proto::Message> Take() { return std::exchange(sent, {}); }
-  std::vector<proto::Message> sent;
-};
-
-// A replica that applies whatever it is sent: every write changes `rows` rows (0 when the
-// statement fails with `fail_code`), checksum markers report `checksum`.
-struct FakeReplica {
-  std::string id;
-  uint64_t incarnation = 1;
-  uint64_t applied = 0;
-  Digest digest = replication::ZeroDigest();
-  std::string content_checksum;
-  int64_t rows = 1;
-  std::string checksum = "c0ffee";
-  std::shared_ptr<FakeLink> link = std::make_shared<FakeLink>();
-  uint64_t hb_counter = 0;
-  uint64_t session = 0;  // the control session it registers on (one per replica here)
-
-  proto::Register Register() const {
-    proto::Register r;
-    r.set_id(id);
-    r.set_incarnation(incarnation);
-    r.set_weight(1);
-    auto add = [&](const char* service, uint32_t port) {
-      auto* e = r.add_endpoints();
-      e->set_service(service);
-      e->set_host("127.0.0.1");
-      e->set_port(port);
-    };
-    add("lookup-udp", 9000);
-    add("sql-udp", 9001);
-    add("http", 9002);
-    r.add_capabilities("sql");
-    r.set_applied_seq(applied);
-    r.set_digest(std::string(reinterpret_cast<const char*>(digest.data()), digest.size()));
-    r.set_content_checksum(content_checksum);
-    return r;
-  }
-
-  proto::Heartbeat Heartbeat() {
-    proto::Heartbeat h;
-    h.set_id(id);
-    h.set_incarnation(incarnation);
-    h.set_counter(++hb_counter);
-    return h;
-  }
-
-  // Applies every Replicate received so far; returns the ack (nullopt when nothing came).
-  std::optional<proto::ReplicaAck> Apply() {
-    proto::ReplicaAck ack;
-    bool any = false;
-    for (const proto::Message& m : link->Take()) {
-      if (!m.has_replicate()) continue;
-      for (const proto::LogEntry& le : m.replicate().entries()) {
-        if (le.seq() <= applied) continue;
-        EXPECT_EQ(le.seq(), applied + 1) << "a gap in the stream to " << id;
-        replication::Entry e = FromProto(le);
-        replication::EntryResult res;
-        res.seq = e.seq;
-        if (e.kind == replication::Entry::Kind::kChecksum) {
-          res.checksum = checksum;
-        } else {
-          res.rows_changed = rows;
-        }
-        digest = replication::NextDigest(digest, e, res);
-        applied = e.seq;
-        auto* o = ack.add_outcomes();
-        o->set_seq(res.seq);
-        o->set_code(res.code);
-        o->set_rows_changed(res.rows_changed);
-        o->set_checksum(res.checksum);
-        any = true;
-      }
-    }
-    if (!any) return std::nullopt;
-    ack.set_applied_seq(applied);
-    ack.set_digest(std::string(reinterpret_cast<const char*>(digest.data()), digest.size()));
-    return ack;
-  }
-
-  size_t EntriesQueued() const {
-    size_t n = 0;
-    for (const auto& m : link->sent) n += m.has_replicate() ? m.replicate().entries_size() : 0;
-    return n;
-  }
-  std::optional<proto::InstallSnapshot> SnapshotOrder() const {
-    for (const auto& m : link->sent) {
-      if (m.has_install_snapshot()) return m.install_snapshot();
-    }
-    return std::nullopt;
-  }
-};
-
-void MakeBootstrap(const std::string& path) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"
-                         "INSERT INTO t VALUES (1, 'one');",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
-}
+using vsc::testing::FakeLink;
+using vsc::testing::FakeReplica;
+using vsc::testing::MakeBootstrap;
 
 class ReplicatorTest : public ::testing::Test {
  protected:
@@ -195,6 +93,7 @@ class ReplicatorTest : public ::testing::Test {
 
   void Deliver(FakeReplica& r) {
     if (auto ack = r.Apply()) rep_->OnAck(r.id, *ack);
+    EXPECT_EQ(r.gaps, 0u) << "a gap in the stream to " << r.id;
   }
 
   const ReplicaInfo* Info(const std::string& id) {
