@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -36,13 +37,38 @@ Status ParseInt(const std::string& text, Int* out, std::string_view what) {
   return Status::Ok();
 }
 
+// A TOML basic string. Control characters must be escaped there (a raw newline or DEL makes
+// the file unreadable), so --print-config output always loads back.
 std::string TomlQuote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7f) {
+      char esc[8];
+      std::snprintf(esc, sizeof(esc), "\\u%04x", u);
+      out += esc;
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
+}
+
+// The shortest text that reads back as exactly `v` ("0.1", "1e+300", "inf", "nan"); the
+// stream default of 6 significant digits silently rounded configured values.
+std::string DoubleText(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return ec == std::errc() ? std::string(buf, end) : std::string("nan");
 }
 
 }  // namespace
@@ -181,9 +207,7 @@ Status ConfigTable::LoadTomlText(std::string_view text, std::string_view origin)
     } else if (node.is_integer()) {
       value = std::to_string(*node.value<int64_t>());
     } else if (node.is_floating_point()) {
-      std::ostringstream o;
-      o << *node.value<double>();
-      value = o.str();
+      value = DoubleText(*node.value<double>());
     } else {
       return InvalidArgument(std::string(origin) + ": key '" + key + "' must be a scalar");
     }
@@ -220,6 +244,8 @@ std::string ConfigTable::ToToml() const {
             o << TomlQuote(*p);
           } else if constexpr (std::is_same_v<T, bool>) {
             o << (*p ? "true" : "false");
+          } else if constexpr (std::is_same_v<T, double>) {
+            o << DoubleText(*p);
           } else {
             o << *p;
           }

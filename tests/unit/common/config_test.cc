@@ -137,5 +137,27 @@ TEST(ConfigTest, HelpShowsTypesAndDefaults) {
   EXPECT_NE(help.find("--ref-ms"), std::string::npos) << help;
 }
 
+// Found by config_fuzz: floats were read and printed with 6 significant digits.
+TEST(ConfigTest, FloatsLoadAndPrintExactly) {
+  Cfg a;
+  ASSERT_TRUE(a.table.LoadTomlText("ref_ms = 0.123456789012345\n", "t").ok());
+  EXPECT_EQ(a.ref_ms, 0.123456789012345);
+  a.ref_ms = 1e300;
+  Cfg b;
+  ASSERT_TRUE(b.table.LoadTomlText(a.table.ToToml(), "printed").ok());
+  EXPECT_EQ(b.ref_ms, 1e300);
+}
+
+// Found by config_fuzz: a string holding a newline or another control character was printed
+// raw, which is not TOML, so --print-config output did not load back.
+TEST(ConfigTest, PrintedStringsWithControlCharactersLoadBack) {
+  Cfg a;
+  a.host = "line\nnext\ttab\r\x01\x7f\"\\";
+  Cfg b;
+  const std::string text = a.table.ToToml();
+  ASSERT_TRUE(b.table.LoadTomlText(text, "printed").ok()) << text;
+  EXPECT_EQ(b.host, a.host);
+}
+
 }  // namespace
 }  // namespace vsc
