@@ -32,7 +32,9 @@ fuzz: deps
 	cmake --build build/fuzz -j $(JOBS)
 	@./scripts/run-fuzzers build/fuzz $(FUZZ_SECONDS)
 
-demo: build
+# Builds only what the demo runs (the vsc binary), not the tests and benchmarks.
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target vsc
 	$(BUILD)/src/cli/vsc demo
 
 bench: build
