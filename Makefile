@@ -3,7 +3,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
-.PHONY: all deps configure build test unit fuzz demo bench clean
+.PHONY: all deps configure build test unit fuzz fuzz-build fuzz-long fuzz-seeds demo bench clean
 
 all: build
 
@@ -25,12 +25,27 @@ test: build
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -L unit
 
-# libFuzzer targets, built with clang, each run for FUZZ_SECONDS over its seed corpus.
+# libFuzzer targets (tests/fuzz), built with clang and ASan+UBSan (preset fuzz). `make fuzz` runs
+# each for FUZZ_SECONDS over its seed corpus (CI); `make fuzz-long` until FUZZ_LONG_RUNS
+# executions or FUZZ_LONG_SECONDS, whichever comes first, and prints executions and coverage
+# per target (docs/fuzzing.md). FUZZ_TARGETS="a_fuzz b_fuzz" runs only those.
 FUZZ_SECONDS ?= 10
-fuzz: deps
+FUZZ_LONG_RUNS ?= 10000000
+FUZZ_LONG_SECONDS ?= 600
+FUZZ_TARGETS ?=
+fuzz-build: deps
 	@if [ ! -f build/fuzz/build.ninja ]; then cmake --preset fuzz >/dev/null; fi
 	cmake --build build/fuzz -j $(JOBS)
-	@./scripts/run-fuzzers build/fuzz $(FUZZ_SECONDS)
+
+fuzz: fuzz-build
+	@./scripts/run-fuzzers build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-long: fuzz-build
+	@FUZZ_RUNS=$(FUZZ_LONG_RUNS) ./scripts/run-fuzzers build/fuzz $(FUZZ_LONG_SECONDS) $(FUZZ_TARGETS)
+
+# Rewrites the seed corpora from the real encoders (tests/fuzz/fuzz_seeds.cc).
+fuzz-seeds: fuzz-build
+	build/fuzz/tests/fuzz/fuzz_seeds tests/fuzz/corpus
 
 # Builds only what the demo runs (the vsc binary), not the tests and benchmarks.
 demo: configure
