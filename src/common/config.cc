@@ -189,11 +189,7 @@ Status ConfigTable::LoadTomlText(std::string_view text, std::string_view origin)
     m << origin << ":" << err.source().begin.line << ": " << err.description();
     return InvalidArgument(m.str());
   }
-  const toml::table* table = &root;
-  if (auto* sec = root[section_].as_table()) table = sec;
-  for (auto&& [k, node] : *table) {
-    std::string key(k.str());
-    if (table == &root && key == section_) continue;
+  auto apply = [&](const std::string& key, const toml::node& node) -> Status {
     Entry* e = Find(key);
     if (e == nullptr) {
       return InvalidArgument(std::string(origin) + ": unknown key '" + key +
@@ -211,7 +207,29 @@ Status ConfigTable::LoadTomlText(std::string_view text, std::string_view origin)
     } else {
       return InvalidArgument(std::string(origin) + ": key '" + key + "' must be a scalar");
     }
-    VSC_RETURN_IF_ERROR(SetFromText(*e, value, origin));
+    return SetFromText(*e, value, origin);
+  };
+  // Keys may be top-level or under [section]. Both places are read: with a [section] present,
+  // top-level keys were once skipped silently (found by config_fuzz). Other tables are left to
+  // other loaders only when a [section] is present, as before.
+  const toml::table* sec = root[section_].as_table();
+  std::vector<std::string> seen;
+  const toml::table* root_table = &root;
+  for (const toml::table* table : {root_table, sec}) {
+    if (table == nullptr) continue;
+    for (auto&& [k, node] : *table) {
+      std::string key(k.str());
+      if (table == root_table && sec != nullptr && (node.is_table() || node.is_array_of_tables())) {
+        continue;  // [section] itself, or another daemon's tables
+      }
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+        return InvalidArgument(std::string(origin) + ": key '" + key +
+                               "' is set both at the top level and under [" + section_ +
+                               "]; keep one");
+      }
+      seen.push_back(key);
+      VSC_RETURN_IF_ERROR(apply(key, node));
+    }
   }
   return Status::Ok();
 }

@@ -35,18 +35,18 @@ Status Parse(Cfg& c, std::vector<std::string> args) {
 
 TEST(ConfigTest, DefaultsThenFileThenFlags) {
   Cfg c;
-  ASSERT_TRUE(c.table
-                  .LoadTomlText("[director]\nport = 8000\nsilent_after = 3\ninsecure = true\n",
-                                "test.toml")
-                  .ok());
+  ASSERT_TRUE(
+      c.table
+          .LoadTomlText("[director]\nport = 8000\nsilent_after = 3\ninsecure = true\n", "test.toml")
+          .ok());
   EXPECT_EQ(c.port, 8000);
   EXPECT_EQ(c.silent_after, 3u);
   EXPECT_TRUE(c.insecure);
   ASSERT_TRUE(Parse(c, {"--port", "9000", "--ref-ms", "650.5"}).ok());
-  EXPECT_EQ(c.port, 9000);          // flag wins over the file
-  EXPECT_EQ(c.silent_after, 3u);    // file value kept
+  EXPECT_EQ(c.port, 9000);        // flag wins over the file
+  EXPECT_EQ(c.silent_after, 3u);  // file value kept
   EXPECT_DOUBLE_EQ(c.ref_ms, 650.5);
-  EXPECT_EQ(c.host, "127.0.0.1");   // default kept
+  EXPECT_EQ(c.host, "127.0.0.1");  // default kept
 }
 
 TEST(ConfigTest, TopLevelKeysAreAccepted) {
@@ -157,6 +157,19 @@ TEST(ConfigTest, PrintedStringsWithControlCharactersLoadBack) {
   const std::string text = a.table.ToToml();
   ASSERT_TRUE(b.table.LoadTomlText(text, "printed").ok()) << text;
   EXPECT_EQ(b.host, a.host);
+}
+
+// Found by config_fuzz: with a [director] section present, top-level keys were skipped silently.
+TEST(ConfigTest, TopLevelKeysBesideTheSectionAreApplied) {
+  Cfg c;
+  ASSERT_TRUE(c.table.LoadTomlText("port = 8100\n[director]\nsilent_after = 4\n", "t").ok());
+  EXPECT_EQ(c.port, 8100);
+  EXPECT_EQ(c.silent_after, 4u);
+  Cfg twice;
+  Status s = twice.table.LoadTomlText("port = 1\n[director]\nport = 2\n", "t");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("set both at the top level and under [director]"), std::string::npos)
+      << s.message();
 }
 
 }  // namespace
