@@ -35,7 +35,7 @@ FUZZ_LONG_SECONDS ?= 600
 FUZZ_TARGETS ?=
 fuzz-build: deps
 	@if [ ! -f build/fuzz/build.ninja ]; then cmake --preset fuzz >/dev/null; fi
-	cmake --build build/fuzz -j $(JOBS)
+	cmake --build build/fuzz -j $(JOBS) --target fuzzers
 
 fuzz: fuzz-build
 	@./scripts/run-fuzzers build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
