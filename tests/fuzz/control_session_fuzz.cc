@@ -35,13 +35,17 @@ struct Session {
   bool open = true;
   bool registered = false;
   uint64_t incarnation = 0;
+  uint64_t number = 0;  // the control session's number (ControlServer never reuses one)
   FakeReplica replica;  // its link is the session's
 };
 
 class Harness {
  public:
   Harness() {
-    for (int i = 0; i < 4; ++i) sessions_[i].sender = "rs" + std::to_string(i);
+    for (int i = 0; i < 4; ++i) {
+      sessions_[i].sender = "rs" + std::to_string(i);
+      sessions_[i].number = ++next_session_;
+    }
   }
 
   void OnControl(Session& s, const vsc::proto::Message& m) {
@@ -50,7 +54,7 @@ class Harness {
       if (reg.id() != s.sender) return Close(s);  // one server per session, speaking for itself
       const Admission admission = f_.rep().Admit(reg);
       const auto ack =
-          f_.plane().OnRegister(reg, 7101, f_.clock().Now(), admission.needs_catch_up());
+          f_.plane().OnRegister(reg, s.number, 7101, f_.clock().Now(), admission.needs_catch_up());
       if (!ack.accepted()) return Close(s);
       if (s.registered) f_.rep().Detach(s.sender, s.replica.link.get());
       s.registered = true;
@@ -70,7 +74,7 @@ class Harness {
   void Close(Session& s) {
     if (s.registered) {
       f_.rep().Detach(s.sender, s.replica.link.get());
-      f_.plane().OnSessionClosed(s.sender, s.incarnation, f_.clock().Now());
+      f_.plane().OnSessionClosed(s.sender, s.number, f_.clock().Now());
     }
     s.open = false;
     s.registered = false;
@@ -109,6 +113,7 @@ class Harness {
       case 3:
         if (s.open) Close(s);
         s.open = true;  // the server reconnects on a new session
+        s.number = ++next_session_;
         break;
       case 4:
         Write(rec.bytes);
@@ -151,6 +156,7 @@ class Harness {
   std::vector<int> answers_;  // calls of each write's callback; outlives the replicator
   vsc::fuzz::DirectorFixture f_;
   Session sessions_[4];
+  uint64_t next_session_ = 0;
 };
 
 }  // namespace

@@ -74,6 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   vsc::TimePoint now{std::chrono::seconds(1000)};
   std::map<std::string, std::pair<uint64_t, uint64_t>> last_accepted;  // id -> incarnation, counter
   uint64_t heartbeats = 0;
+  std::map<std::string, uint64_t> session;  // id -> its current control session's number
+  uint64_t next_session = 0;
   vsc::fuzz::RecordReader in(data, size);
   vsc::fuzz::Record rec;
   for (int steps = 0; steps < 64 && in.Next(rec); ++steps) {
@@ -82,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 0: {
         vsc::proto::Register reg;
         if (vsc::fuzz::ParseMessage(rec.bytes, reg) && reg.id() == sender) {
-          plane.OnRegister(reg, 7101, now);
+          if (!session.count(sender)) session[sender] = ++next_session;
+          plane.OnRegister(reg, session[sender], 7101, now);
           // A re-registration after DOWN must prove liveness anew: its counters start over
           // (membership.cc); replays across sessions are the envelope's ReplayGuard's job.
           last_accepted.erase(sender);
@@ -106,8 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 2: {
-        const auto* rec_before = plane.membership().Find(sender);
-        plane.OnSessionClosed(sender, rec_before ? rec_before->reg.incarnation : 0, now);
+        plane.OnSessionClosed(sender, session.count(sender) ? session[sender] : 0, now);
+        session[sender] = ++next_session;  // it reconnects on a new session
         break;
       }
       case 3:
