@@ -12,10 +12,12 @@
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
+#include <cerrno>
 #include <chrono>
 #include <functional>
-#include <memory>
 #include <future>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -137,16 +139,29 @@ inline std::string RecvExactly(int fd, size_t n) {
   return out;
 }
 
-// Reads until EOF, error or the receive deadline.
-inline std::string RecvAll(int fd) {
+// How late a timer or a socket event may be on a loaded 2-core machine running `ctest -j 2`
+// beside the process-heavy integration suites: the upper bound a test adds to a configured
+// deadline when it asserts that something happened "within" it.
+inline constexpr std::chrono::milliseconds kSchedulingSlack{1000};
+
+// Reads until the peer closes the connection. The bytes received before the close, or nullopt
+// when the socket's receive deadline passed first (or recv failed otherwise): a test that
+// expects a close must fail on a stall, not mistake the timeout for the close. With
+// `reset_is_close`, a reset (ECONNRESET) also counts as a close; otherwise only an orderly
+// end of stream (FIN) does.
+inline std::optional<std::string> RecvUntilClosed(int fd, bool reset_is_close = false) {
   std::string out;
   char buf[16384];
   for (;;) {
     ssize_t r = ::recv(fd, buf, sizeof(buf), 0);
-    if (r <= 0) break;
+    if (r == 0) return out;
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == ECONNRESET && reset_is_close) return out;
+      return std::nullopt;
+    }
     out.append(buf, static_cast<size_t>(r));
   }
-  return out;
 }
 
 }  // namespace vsc::net::testing

@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 using asio::ip::tcp;
 using testing::ConnectTcp;
 using testing::ContextThread;
-using testing::RecvAll;
+using testing::RecvUntilClosed;
 using testing::RecvExactly;
 using testing::SendAllFd;
 
@@ -119,11 +119,11 @@ TEST(TcpProxyTest, BytesFlowBothWaysAndHalfCloseIsPropagated) {
 
   // The client ends its stream: the backend sees EOF but can still answer.
   ::shutdown(client, SHUT_WR);
-  EXPECT_EQ(RecvAll(server), "");
+  EXPECT_EQ(RecvUntilClosed(server), "");
   ASSERT_TRUE(SendAllFd(server, "after-half-close"));
   EXPECT_EQ(RecvExactly(client, 16), "after-half-close");
   ::shutdown(server, SHUT_WR);
-  EXPECT_EQ(RecvAll(client), "");
+  EXPECT_EQ(RecvUntilClosed(client), "");
 
   ProxyResult r = proxy.Result();
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
@@ -169,9 +169,13 @@ TEST_P(TcpProxyLargeTest, EightMegabytesEachWayArriveIntact) {
     ::shutdown(server, SHUT_WR);
     return ok;
   });
-  auto r1 = std::async(std::launch::async, [&] { return RecvAll(server); });
-  std::string got_down = RecvAll(client);
-  std::string got_up = r1.get();
+  auto r1 = std::async(std::launch::async, [&] { return RecvUntilClosed(server); });
+  std::optional<std::string> got_down_or = RecvUntilClosed(client);
+  std::optional<std::string> got_up_or = r1.get();
+  ASSERT_TRUE(got_down_or.has_value()) << "the client saw no end of stream within 10 s";
+  ASSERT_TRUE(got_up_or.has_value()) << "the backend saw no end of stream within 10 s";
+  const std::string& got_down = *got_down_or;
+  const std::string& got_up = *got_up_or;
   EXPECT_TRUE(w1.get());
   EXPECT_TRUE(w2.get());
   EXPECT_EQ(got_up.size(), kSize);
@@ -218,15 +222,20 @@ TEST(TcpProxyTest, IdleConnectionIsClosed) {
   RawListener backend;
   ProxyOptions options;
   options.idle_timeout = 200ms;
+  // The proxy closes an idle connection after between 1 and 1.25 times idle_timeout.
+  const auto latest = options.idle_timeout * 5 / 4 + testing::kSchedulingSlack;
   ProxyHarness proxy(backend.endpoint(), options);
   auto start = std::chrono::steady_clock::now();
   int client = ConnectTcp(proxy.port());
   ASSERT_GE(client, 0);
   int server = backend.Accept();
   ASSERT_GE(server, 0);
-  EXPECT_EQ(RecvAll(client), "");  // EOF once the idle timeout fires
+  testing::SetRecvTimeout(client,
+                          std::chrono::duration_cast<std::chrono::milliseconds>(latest) + 1s);
+  EXPECT_EQ(RecvUntilClosed(client), "");  // EOF once the idle timeout fires
   auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_GE(elapsed, 200ms);
+  EXPECT_GE(elapsed, options.idle_timeout);
+  EXPECT_LE(elapsed, latest);
   ProxyResult r = proxy.Result();
   EXPECT_EQ(r.status.code(), Code::kUnavailable) << r.status.ToString();
   EXPECT_NE(r.status.message().find("idle"), std::string::npos);
