@@ -195,7 +195,7 @@ net::HttpResponse AdminApi::Status() {
   ViewPtr view = plane_.PeekView();
   for (int svc = 0; svc < 2; ++svc) {
     json servers = json::array();
-    for (const auto& vs : view->servers) {
+    for (const auto& vs : view->services[svc]) {
       const membership::ServerRecord* rec = plane_.membership().Find(vs.id);
       if (rec == nullptr) continue;
       Totals t = SumServer(workers_, svc, vs.slot);
@@ -204,7 +204,7 @@ net::HttpResponse AdminApi::Status() {
       // its active work. Through the TCP proxy the director counts open connections itself.
       uint64_t active = svc == kUdpService ? rec->load.in_flight : t.active;
       servers.push_back({{"id", vs.id},
-                         {"address", Addr(svc == kUdpService ? vs.udp : vs.tcp)},
+                         {"address", Addr(vs.address)},
                          {"forward", kForwardNames[svc]},
                          {"weight", rec->weight},
                          {"active", active},

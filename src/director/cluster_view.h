@@ -5,6 +5,7 @@
 
 #include <netinet/in.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,11 +15,16 @@
 
 namespace vsc::director {
 
+// The lookup virtual services a view describes: indices into ClusterView::services and into the
+// per-service counters.
+inline constexpr int kUdpService = 0;
+inline constexpr int kTcpService = 1;
+inline constexpr int kServiceCount = 2;
+
 struct ViewServer {
   std::string id;
   uint32_t slot = 0;        // stable index for per-worker counters (assigned at first registration)
-  sockaddr_in udp{};        // the server's lookup-udp endpoint
-  sockaddr_in tcp{};        // the server's lookup-tcp endpoint
+  sockaddr_in address{};    // the server's endpoint for this service (lookup-udp or lookup-tcp)
   sched::Backend backend;   // weight, availability and load as the schedulers see them
 };
 
@@ -27,7 +33,10 @@ struct ClusterView {
   std::string scheduler;             // name of the scheduler the workers must run
   uint32_t persistence_timeout_s = 0;
   uint32_t persistence_netmask = 0xffffffff;  // host byte order
-  std::vector<ViewServer> servers;   // every registered server, sorted by id
+  // Per service (kUdpService, kTcpService): the registered servers that declared an endpoint for
+  // it, sorted by id. These are the service's only candidates: a server registered without a
+  // 'lookup-tcp' endpoint is absent from services[kTcpService], so the TCP proxy never picks it.
+  std::array<std::vector<ViewServer>, kServiceCount> services;
 };
 
 using ViewPtr = std::shared_ptr<const ClusterView>;

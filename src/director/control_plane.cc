@@ -9,6 +9,9 @@
 namespace vsc::director {
 namespace {
 
+// The registration endpoint each lookup service forwards to, indexed like ClusterView::services.
+constexpr std::string_view kEndpointNames[kServiceCount] = {"lookup-udp", "lookup-tcp"};
+
 bool ParseV4(const std::string& host, uint16_t port, sockaddr_in* out) {
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
@@ -270,16 +273,17 @@ ViewPtr ControlPlane::PeekView() const {
     ViewServer s;
     s.id = rec.reg.id;
     s.slot = slots_.at(rec.reg.id);
-    const auto* udp = FindEndpoint(rec.reg, "lookup-udp");
-    if (udp != nullptr) ParseV4(udp->host, udp->port, &s.udp);
-    const auto* tcp = FindEndpoint(rec.reg, "lookup-tcp");
-    if (tcp != nullptr) ParseV4(tcp->host, tcp->port, &s.tcp);
     s.backend.key = StableKey(rec.reg.id);
     s.backend.weight = rec.weight;
     s.backend.available = membership::AcceptsNewWork(rec.state);
     s.backend.run_queue = rec.load.run_queue;
     s.backend.response_ms = rec.load.response_ms;
-    view->servers.push_back(std::move(s));
+    // OnRegister refused unparsable endpoints, so a present endpoint parses here.
+    for (int svc = 0; svc < kServiceCount; ++svc) {
+      const auto* ep = FindEndpoint(rec.reg, kEndpointNames[svc]);
+      if (ep == nullptr || !ParseV4(ep->host, ep->port, &s.address)) continue;
+      view->services[svc].push_back(s);
+    }
   }
   return view;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/counter.h"
+#include "director/cluster_view.h"
 
 namespace vsc::director {
 
@@ -21,9 +22,6 @@ struct ServerCounters {
   Counter out_bytes;
   Counter active;       // TCP connections open through the proxy now
 };
-
-inline constexpr int kUdpService = 0;
-inline constexpr int kTcpService = 1;
 
 // Per virtual service.
 struct ServiceCounters {

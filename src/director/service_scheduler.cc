@@ -9,13 +9,15 @@ void ServiceScheduler::OnView(const ViewPtr& view) {
   // Keep this worker's connection counts across views: they describe flows still open here.
   std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> counts;
   if (view_) {
-    for (size_t i = 0; i < view_->servers.size(); ++i) {
-      counts[view_->servers[i].slot] = {backends_[i].active, backends_[i].inactive};
+    const std::vector<ViewServer>& old = servers();
+    for (size_t i = 0; i < old.size(); ++i) {
+      counts[old[i].slot] = {backends_[i].active, backends_[i].inactive};
     }
   }
+  const std::vector<ViewServer>& candidates = view->services[service_];
   backends_.clear();
-  backends_.reserve(view->servers.size());
-  for (const auto& s : view->servers) {
+  backends_.reserve(candidates.size());
+  for (const auto& s : candidates) {
     sched::Backend b = s.backend;
     if (auto it = counts.find(s.slot); it != counts.end()) {
       b.active = it->second.first;
@@ -62,10 +64,15 @@ std::optional<size_t> ServiceScheduler::Pick(const sched::Flow& flow, TimePoint 
   return scheduler_->Pick(backends_, flow);
 }
 
+const std::vector<ViewServer>& ServiceScheduler::servers() const {
+  static const std::vector<ViewServer> kNone;
+  return view_ ? view_->services[service_] : kNone;
+}
+
 void ServiceScheduler::ReleaseSlot(uint32_t slot) {
-  if (!view_) return;
-  for (size_t i = 0; i < view_->servers.size(); ++i) {
-    if (view_->servers[i].slot == slot) {
+  const std::vector<ViewServer>& current = servers();
+  for (size_t i = 0; i < current.size(); ++i) {
+    if (current[i].slot == slot) {
       if (backends_[i].active > 0) backends_[i].active--;
       return;
     }

@@ -1,6 +1,7 @@
 // ServiceScheduler: what one worker needs to schedule one virtual service — its copy of the
-// backends of the current view, a scheduler instance built for them, and the persistence table.
-// Owned by one worker thread, never shared, never locked (DESIGN §4).
+// backends of that service's candidates in the current view (ClusterView::services[service]), a
+// scheduler instance built for them, and the persistence table. Owned by one worker thread, never
+// shared, never locked (DESIGN §4).
 #pragma once
 
 #include <memory>
@@ -17,13 +18,15 @@ namespace vsc::director {
 
 class ServiceScheduler {
  public:
-  explicit ServiceScheduler(sched::SchedulerOptions options) : options_(options) {}
+  // `service`: kUdpService or kTcpService, the candidate list of the view it schedules.
+  ServiceScheduler(int service, sched::SchedulerOptions options)
+      : service_(service), options_(options) {}
 
   // Adopts a new view: copies backends (keeping this worker's connection counts for servers
   // that stay), rebuilds the scheduler tables, switches scheduler if the view names another.
   void OnView(const ViewPtr& view);
 
-  // Index into view()->servers, or nullopt when no server can take new work.
+  // Index into servers(), or nullopt when no server can take new work.
   std::optional<size_t> Pick(const sched::Flow& flow, TimePoint now);
 
   // Connection accounting for lc/wlc/sed/nq on this worker.
@@ -34,8 +37,11 @@ class ServiceScheduler {
   void Decay();
 
   const ViewPtr& view() const { return view_; }
+  // This service's candidates in the current view (empty before the first view).
+  const std::vector<ViewServer>& servers() const;
 
  private:
+  int service_;
   sched::SchedulerOptions options_;
   ViewPtr view_;
   std::vector<sched::Backend> backends_;

@@ -44,7 +44,7 @@ asio::awaitable<void> TcpService::Session(TcpService* self, asio::ip::tcp::socke
     co_return;  // closing the socket tells the client there is no server
   }
   // Copy what the session needs: the view may be replaced while it runs.
-  const ViewServer server = self->sched_.view()->servers[*pick];
+  const ViewServer server = self->sched_.servers()[*pick];
   self->sched_.Acquire(*pick);
   ServerCounters& sc = counters.servers[kTcpService][server.slot];
   ServiceCounters& svc = counters.services[kTcpService];
@@ -52,7 +52,7 @@ asio::awaitable<void> TcpService::Session(TcpService* self, asio::ip::tcp::socke
   sc.active.Add();
   svc.conns.Add();
 
-  auto upstream = co_await net::Connect(client.get_executor(), ToEndpoint(server.tcp),
+  auto upstream = co_await net::Connect(client.get_executor(), ToEndpoint(server.address),
                                         std::chrono::seconds(2));
   if (!upstream.ok()) {
     counters.tcp_connect_failed.Add();

@@ -20,7 +20,7 @@ class TcpService {
  public:
   TcpService(asio::io_context& io, const Clock& clock, WorkerCounters& counters,
              sched::SchedulerOptions options)
-      : io_(io), clock_(clock), counters_(counters), sched_(options) {}
+      : io_(io), clock_(clock), counters_(counters), sched_(kTcpService, options) {}
 
   // Starts accepting on `listener` (bound with SO_REUSEPORT, one per worker).
   void Start(std::unique_ptr<net::TcpListener> listener);

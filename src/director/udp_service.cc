@@ -66,12 +66,12 @@ void UdpService::Handle(std::span<net::Datagram> in, net::SendBatch& out) {
       counters_.dropped_no_server.Add();
       continue;
     }
-    const ViewServer& server = view->servers[*pick];
+    const ViewServer& server = sched_.servers()[*pick];
     std::span<uint8_t> buf = out.Prepare(proto::kForwardHeaderSize + d.data.size());
     proto::ForwardHeader header{flow.client_ip, flow.client_port, 0};
     proto::EncodeForwardHeader(header, buf.first<proto::kForwardHeaderSize>());
     std::memcpy(buf.data() + proto::kForwardHeaderSize, d.data.data(), d.data.size());
-    out.Commit(proto::kForwardHeaderSize + d.data.size(), server.udp);
+    out.Commit(proto::kForwardHeaderSize + d.data.size(), server.address);
     sched_.Acquire(*pick);
     ServerCounters& sc = counters_.servers[kUdpService][server.slot];
     sc.conns.Add();

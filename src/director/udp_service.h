@@ -20,7 +20,7 @@ class UdpService {
  public:
   UdpService(asio::io_context& io, const Clock& clock, WorkerCounters& counters,
              sched::SchedulerOptions options)
-      : io_(io), clock_(clock), counters_(counters), sched_(options) {}
+      : io_(io), clock_(clock), counters_(counters), sched_(kUdpService, options) {}
 
   // Starts receiving on `socket` (bound with SO_REUSEPORT, one per worker).
   // `decay_period`: how often the recent-request counts used by lc/wlc are halved.

@@ -1,8 +1,13 @@
 #include "director/control_plane.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
+#include <string>
+
+#include "director/service_scheduler.h"
 
 namespace vsc::director {
 namespace {
@@ -51,15 +56,15 @@ TEST_F(ControlPlaneTest, RegistrationAndFirstHeartbeatPublishAnActiveServer) {
   EXPECT_EQ(ack.down_after(), 5u);
   ASSERT_TRUE(plane_.NeedsPublish());
   ViewPtr v = plane_.BuildView();
-  ASSERT_EQ(v->servers.size(), 1u);
-  EXPECT_FALSE(v->servers[0].backend.available);  // JOINING until the first heartbeat
+  ASSERT_EQ(v->services[kUdpService].size(), 1u);
+  EXPECT_FALSE(v->services[kUdpService][0].backend.available);  // JOINING until the first heartbeat
   EXPECT_FALSE(plane_.NeedsPublish());
 
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
   ASSERT_TRUE(plane_.StructureChanged());
   v = plane_.BuildView();
-  EXPECT_TRUE(v->servers[0].backend.available);
-  EXPECT_EQ(ntohs(v->servers[0].udp.sin_port), 7001);
+  EXPECT_TRUE(v->services[kUdpService][0].backend.available);
+  EXPECT_EQ(ntohs(v->services[kUdpService][0].address.sin_port), 7001);
   EXPECT_EQ(v->scheduler, "wlc");
 }
 
@@ -116,7 +121,7 @@ TEST_F(ControlPlaneTest, LoadOnlyChangesNeedPublishButNotStructure) {
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 2, 3.0), clock_.Now());
   EXPECT_TRUE(plane_.NeedsPublish());
   EXPECT_FALSE(plane_.StructureChanged());
-  EXPECT_DOUBLE_EQ(plane_.BuildView()->servers[0].backend.run_queue, 3.0);
+  EXPECT_DOUBLE_EQ(plane_.BuildView()->services[kUdpService][0].backend.run_queue, 3.0);
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 3, 3.0), clock_.Now());  // same load
   EXPECT_FALSE(plane_.NeedsPublish());
 }
@@ -126,7 +131,7 @@ TEST_F(ControlPlaneTest, OperatorActions) {
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
   plane_.BuildView();
   ASSERT_TRUE(plane_.SetWeight("rs1", 5).ok());
-  EXPECT_EQ(plane_.BuildView()->servers[0].backend.weight, 5u);
+  EXPECT_EQ(plane_.BuildView()->services[kUdpService][0].backend.weight, 5u);
   EXPECT_EQ(plane_.SetWeight("nope", 1).code(), Code::kNotFound);
   Status bad = plane_.SetScheduler("fastest");
   EXPECT_EQ(bad.code(), Code::kInvalidArgument);
@@ -134,10 +139,10 @@ TEST_F(ControlPlaneTest, OperatorActions) {
   EXPECT_EQ(plane_.BuildView()->scheduler, "mh");
   ASSERT_TRUE(plane_.Drain("rs1", clock_.Now()).ok());
   ViewPtr v = plane_.BuildView();
-  EXPECT_FALSE(v->servers[0].backend.available);
-  EXPECT_EQ(v->servers[0].backend.weight, 0u);
+  EXPECT_FALSE(v->services[kUdpService][0].backend.available);
+  EXPECT_EQ(v->services[kUdpService][0].backend.weight, 0u);
   ASSERT_TRUE(plane_.Remove("rs1", clock_.Now()).ok());
-  EXPECT_TRUE(plane_.BuildView()->servers.empty());
+  EXPECT_TRUE(plane_.BuildView()->services[kUdpService].empty());
 }
 
 // The same process reconnecting (same incarnation, new session) takes over; the close of its
@@ -226,6 +231,53 @@ TEST_F(ControlPlaneTest, TheAckEchoesTheAgentNonce) {
   EXPECT_EQ(plane_.OnRegister(reg, 1, 7101, clock_.Now()).agent_nonce(), "0123456789abcdef");
   reg.set_id("");  // refused: still echoed, so the agent trusts the refusal
   EXPECT_EQ(plane_.OnRegister(reg, 2, 7101, clock_.Now()).agent_nonce(), "0123456789abcdef");
+}
+
+// A server that registered only a UDP lookup endpoint cannot take TCP connections: it must not
+// be a candidate of the TCP service at all (it used to be, and the proxy connected to
+// 0.0.0.0:0), while it stays a full candidate of the UDP service.
+TEST_F(ControlPlaneTest, AServerWithoutATcpEndpointIsNoCandidateOfTheTcpService) {
+  proto::Register udp_only = MakeRegister("rs0", 1, 7000);
+  udp_only.mutable_endpoints()->RemoveLast();  // drop its 'lookup-tcp' endpoint
+  ASSERT_EQ(udp_only.endpoints_size(), 1);
+  ASSERT_TRUE(plane_.OnRegister(udp_only, 7101, clock_.Now()).accepted());
+  plane_.OnHeartbeat(MakeHeartbeat("rs0", 1, 1), clock_.Now());
+
+  ViewPtr v = plane_.BuildView();
+  ASSERT_EQ(v->services[kUdpService].size(), 1u);
+  EXPECT_TRUE(v->services[kTcpService].empty());
+  ServiceScheduler tcp(kTcpService, {});
+  tcp.OnView(v);
+  for (const char* name : {"rr", "wlc", "sh", "mh"}) {
+    ASSERT_TRUE(plane_.SetScheduler(name).ok());
+    tcp.OnView(plane_.BuildView());
+    EXPECT_FALSE(tcp.Pick({0x7f000001, 4000}, clock_.Now()).has_value())
+        << name << " picked a server that has no TCP endpoint";
+  }
+
+  // With a TCP-capable server beside it, every TCP pick lands on that one, at its address.
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
+  v = plane_.BuildView();
+  EXPECT_EQ(v->services[kUdpService].size(), 2u);
+  ASSERT_EQ(v->services[kTcpService].size(), 1u);
+  tcp.OnView(v);
+  ServiceScheduler udp(kUdpService, {});
+  udp.OnView(v);
+  std::set<std::string> udp_picked;
+  for (uint16_t port = 1; port <= 200; ++port) {
+    const sched::Flow flow{0x0a000000u + port, port};
+    auto pick = tcp.Pick(flow, clock_.Now());
+    ASSERT_TRUE(pick.has_value());
+    const ViewServer& server = tcp.servers()[*pick];
+    EXPECT_EQ(server.id, "rs1");
+    EXPECT_EQ(ntohs(server.address.sin_port), 7001);
+    EXPECT_EQ(ntohl(server.address.sin_addr.s_addr), 0x7f000001u);
+    auto upick = udp.Pick(flow, clock_.Now());
+    ASSERT_TRUE(upick.has_value());
+    udp_picked.insert(udp.servers()[*upick].id);
+  }
+  EXPECT_EQ(udp_picked, (std::set<std::string>{"rs0", "rs1"}));
 }
 
 }  // namespace

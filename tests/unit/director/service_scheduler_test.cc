@@ -28,13 +28,13 @@ ViewPtr MakeView(std::vector<std::pair<std::string, uint32_t>> servers, std::str
     s.slot = SlotOf(id);
     s.backend.key = (s.slot + 1) * 7919;
     s.backend.weight = weight;
-    v->servers.push_back(s);
+    v->services[kUdpService].push_back(s);
   }
   return v;
 }
 
 TEST(ServiceSchedulerTest, FollowsTheViewsScheduler) {
-  ServiceScheduler s({});
+  ServiceScheduler s(kUdpService, {});
   s.OnView(MakeView({{"a", 1}, {"b", 1}}, "rr"));
   ManualClock clock;
   std::map<size_t, int> picks;
@@ -47,7 +47,7 @@ TEST(ServiceSchedulerTest, FollowsTheViewsScheduler) {
 }
 
 TEST(ServiceSchedulerTest, ConnectionCountsSurviveANewViewAndFollowTheSlot) {
-  ServiceScheduler s({});
+  ServiceScheduler s(kUdpService, {});
   s.OnView(MakeView({{"a", 1}, {"b", 1}}, "lc"));
   ManualClock clock;
   // Load "a" (index 0) with two open connections: lc must then prefer "b".
@@ -66,7 +66,7 @@ TEST(ServiceSchedulerTest, ConnectionCountsSurviveANewViewAndFollowTheSlot) {
 }
 
 TEST(ServiceSchedulerTest, DecayHalvesRecentCounts) {
-  ServiceScheduler s({});
+  ServiceScheduler s(kUdpService, {});
   s.OnView(MakeView({{"a", 1}, {"b", 1}}, "lc"));
   ManualClock clock;
   for (int i = 0; i < 4; ++i) s.Acquire(0);
@@ -80,7 +80,7 @@ TEST(ServiceSchedulerTest, DecayHalvesRecentCounts) {
 }
 
 TEST(ServiceSchedulerTest, PersistenceKeepsAClientOnItsServer) {
-  ServiceScheduler s({});
+  ServiceScheduler s(kUdpService, {});
   s.OnView(MakeView({{"a", 1}, {"b", 1}, {"c", 1}}, "rr", 60));
   ManualClock clock;
   size_t first = *s.Pick({0x0a000005, 1000}, clock.Now());
@@ -96,7 +96,7 @@ TEST(ServiceSchedulerTest, PersistenceKeepsAClientOnItsServer) {
 }
 
 TEST(ServiceSchedulerTest, NoViewNoPick) {
-  ServiceScheduler s({});
+  ServiceScheduler s(kUdpService, {});
   ManualClock clock;
   EXPECT_FALSE(s.Pick({1, 1}, clock.Now()).has_value());
   s.OnView(MakeView({}, "wlc"));
