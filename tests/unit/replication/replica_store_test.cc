@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
 #include "common/random.h"
 #include "replication/applier.h"
 #include "replication/digest.h"
@@ -451,7 +458,7 @@ TEST(ReplicaPropertyTest, TenThousandRandomStatementsGiveIdenticalReplicas) {
   EXPECT_EQ(*Checksum(dir.File("snap.db")), *sum);
 }
 
-TEST(SnapshotTest, CopyIsConsistentWhileTheWriterKeepsGoing) {
+TEST(SnapshotTest, CopyAtEachTenthSeqMatchesTheLiveDatabase) {
   TempDir dir;
   const std::string path = dir.File("live.db");
   auto w = OpenReplica(path, "NORMAL");
@@ -473,6 +480,50 @@ TEST(SnapshotTest, CopyIsConsistentWhileTheWriterKeepsGoing) {
     }
   }
   EXPECT_FALSE(Snapshot(dir.File("missing.db"), dir.File("x.db")).ok());
+}
+
+// The writer applies on its own thread while this thread copies: every copy must hold exactly
+// the state of one applied seq (its row count and the digest the writer had at that seq).
+TEST(SnapshotTest, CopyIsConsistentWhileTheWriterKeepsGoing) {
+  TempDir dir;
+  const std::string path = dir.File("live.db");
+  auto w = OpenReplica(path, "NORMAL");
+  ASSERT_TRUE(w->Apply(std::vector<Entry>{Write(1, {{"CREATE TABLE t(x)", {}}})}).ok());
+  constexpr uint64_t kLast = 400;
+  std::vector<Digest> digest_at(kLast + 1);  // written by the writer, read after join
+  digest_at[1] = w->state().digest;
+  std::atomic<uint64_t> applied{1};
+  std::thread writer([&] {
+    for (uint64_t seq = 2; seq <= kLast; ++seq) {
+      auto r = w->Apply(std::vector<Entry>{
+          Write(seq, {{"INSERT INTO t VALUES(?1)", {Value::Int(static_cast<int64_t>(seq))}}})});
+      if (!r.ok()) return;
+      digest_at[seq] = w->state().digest;
+      applied.store(seq);
+    }
+  });
+  std::vector<std::pair<std::string, ReplicaState>> copies;
+  std::set<uint64_t> seqs_seen;
+  for (int i = 0; applied.load() < kLast || i < 2; ++i) {
+    const std::string out = dir.File("snap" + std::to_string(i) + ".db");
+    auto st = Snapshot(path, out);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    seqs_seen.insert(st->applied_seq);
+    copies.emplace_back(out, *st);
+  }
+  writer.join();
+  ASSERT_EQ(applied.load(), kLast) << "the writer failed";
+  // Copies taken while the writer ran: more than the final state alone.
+  EXPECT_GT(seqs_seen.size(), 1u) << "no copy overlapped the writer";
+  for (const auto& [out, st] : copies) {
+    SCOPED_TRACE(out + " at seq " + std::to_string(st.applied_seq));
+    ASSERT_GE(st.applied_seq, 1u);
+    ASSERT_LE(st.applied_seq, kLast);
+    EXPECT_EQ(st.digest, digest_at[st.applied_seq]);
+    EXPECT_EQ(Rows(out, "SELECT count(*) FROM t")[0][0],
+              Value::Int(static_cast<int64_t>(st.applied_seq - 1)));
+    EXPECT_EQ(ReadReplicaState(out)->applied_seq, st.applied_seq);
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/random.h"
+#include "sched/sh.h"
 #include "sched_test_util.h"
 
 namespace vsc::sched {
@@ -106,11 +107,13 @@ TEST(LeastConn, DwlcWhenEveryoneIsSaturated) {
 std::vector<uint64_t> Simulate(Scheduler& s, std::vector<Backend> b, int concurrency,
                                int picks) {
   Random rng(42);
+  Random clients(43);  // random client addresses and ports: none of these may depend on them
   std::vector<uint64_t> counts(b.size(), 0);
   std::vector<size_t> open;
   s.Rebuild(b);
   for (int i = 0; i < picks; ++i) {
-    auto p = s.Pick(b, Flow{static_cast<uint32_t>(i), 0});
+    auto p = s.Pick(
+        b, Flow{static_cast<uint32_t>(clients.Next()), static_cast<uint16_t>(clients.Next())});
     if (!p) {
       ADD_FAILURE() << "no pick";
       break;
@@ -157,6 +160,64 @@ TEST(LeastConnDistribution, SedFollowsWeightsUnderLoad) {
   auto s = MakeOrDie("sed");
   auto counts = Simulate(*s, WithWeights({1, 2, 3, 4}), 5000, 200000);
   ExpectShares(counts, {1, 2, 3, 4}, 0.01);
+}
+
+TEST(LeastConnDistribution, NqFollowsWeightsUnderLoad) {
+  // With thousands of connections open nobody is idle: nq is sed, shares follow the weights.
+  auto s = MakeOrDie("nq");
+  auto counts = Simulate(*s, WithWeights({1, 2, 3, 4}), 5000, 200000);
+  ExpectShares(counts, {1, 2, 3, 4}, 0.01);
+}
+
+TEST(LeastConnDistribution, LlSharesEqualRunQueuesByActiveConnections) {
+  // Equal run queues and weights: ll falls back to the fewest active, so shares are equal.
+  auto s = MakeOrDie("ll");
+  auto b = WithWeights({1, 1, 1, 1});
+  for (Backend& x : b) x.run_queue = 1.5;
+  auto counts = Simulate(*s, b, 5000, 200000);
+  ExpectShares(counts, {1, 1, 1, 1}, 0.01);
+}
+
+TEST(LeastConnDistribution, LlSendsEverythingToTheShortestRunQueues) {
+  auto s = MakeOrDie("ll");
+  auto b = WithWeights({1, 1, 1, 1});
+  const double queues[] = {3.0, 0.5, 2.0, 0.5};
+  for (size_t i = 0; i < b.size(); ++i) b[i].run_queue = queues[i];
+  auto counts = Simulate(*s, b, 5000, 200000);
+  EXPECT_EQ(counts[0], 0u);
+  EXPECT_EQ(counts[2], 0u);
+  ExpectShares({counts[1], counts[3]}, {1, 1}, 0.01);
+}
+
+TEST(LeastConnDistribution, DwlcFollowsWeightsFromResponseTimes) {
+  // w = 700 - T: 100, 300, 500 ms give 600, 400, 200, whatever the configured weights.
+  auto s = MakeOrDie("dwlc");
+  auto b = WithWeights({5, 5, 5});
+  const double response_ms[] = {100, 300, 500};
+  for (size_t i = 0; i < b.size(); ++i) b[i].response_ms = response_ms[i];
+  auto counts = Simulate(*s, b, 5000, 200000);
+  ExpectShares(counts, {600, 400, 200}, 0.01);
+}
+
+TEST(HashDistribution, ShFollowsItsBucketsOverRandomClientAddresses) {
+  // Uniformly random clients fill the 256 buckets evenly, so each server's share is its share
+  // of the buckets, which the weights tile (SeedVectors.ShTilesBucketsByWeightAsLvs).
+  SourceHashScheduler s;
+  auto b = WithWeights({1, 2, 3, 4});
+  s.Rebuild(b);
+  std::vector<double> buckets(b.size(), 0);
+  for (uint32_t i = 0; i < kShBuckets; ++i) ++buckets[s.buckets()[i]];
+  for (size_t i = 0; i < b.size(); ++i) {
+    EXPECT_NEAR(buckets[i] / kShBuckets, (i + 1) / 10.0, 0.02) << "server " << i;
+  }
+  Random clients(44);
+  std::vector<uint64_t> counts(b.size(), 0);
+  for (int i = 0; i < 200000; ++i) {
+    auto p = s.Pick(b, Flow{static_cast<uint32_t>(clients.Next()), 0});
+    ASSERT_TRUE(p.has_value());
+    ++counts[*p];
+  }
+  ExpectShares(counts, buckets, 0.03);
 }
 
 TEST(LeastConnDistribution, WrrFollowsWeightsExactlyPerCycle) {

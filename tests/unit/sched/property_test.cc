@@ -3,8 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
 
+#include "common/clock.h"
 #include "common/random.h"
+#include "sched/persistence.h"
 #include "sched_test_util.h"
 
 namespace vsc::sched {
@@ -65,19 +70,59 @@ TEST_P(EveryScheduler, NeverPicksAnUnusableBackendAndAlwaysFindsAUsableOne) {
 }
 
 TEST_P(EveryScheduler, SameInputsAndSeedGiveTheSamePicks) {
-  auto a = testing::MakeOrDie(GetParam());
-  auto b = testing::MakeOrDie(GetParam());
+  SchedulerOptions options;
+  options.mh_table_size = 4093;
   Random rng(7);
-  std::vector<Backend> v = RandomView(rng);
-  while (std::none_of(v.begin(), v.end(), CanTakeNewWork)) v = RandomView(rng);
-  a->Rebuild(v);
-  b->Rebuild(v);
-  for (int i = 0; i < 2000; ++i) {
-    const Flow f{static_cast<uint32_t>(rng.Next()), 0};
-    const auto pa = a->Pick(v, f);
-    ASSERT_EQ(pa, b->Pick(v, f)) << i;
-    if (pa) ++v[*pa].active;  // both see the same evolving counters
+  // Many random views, each into a fresh pair of instances: two schedulers built alike from
+  // the same view agree on every pick, whatever the view.
+  for (int view = 0; view < 60; ++view) {
+    auto a = testing::MakeOrDie(GetParam(), options);
+    auto b = testing::MakeOrDie(GetParam(), options);
+    std::vector<Backend> v = RandomView(rng);
+    while (std::none_of(v.begin(), v.end(), CanTakeNewWork)) v = RandomView(rng);
+    a->Rebuild(v);
+    b->Rebuild(v);
+    for (int i = 0; i < 300; ++i) {
+      const Flow f{static_cast<uint32_t>(rng.Next()), static_cast<uint16_t>(rng.Next())};
+      const auto pa = a->Pick(v, f);
+      ASSERT_EQ(pa, b->Pick(v, f)) << "view " << view << " pick " << i;
+      if (pa) ++v[*pa].active;  // both see the same evolving counters
+    }
   }
+}
+
+// Persistence in front of any scheduler: a client returns to the server it was first given
+// while the load that the scheduler itself would follow keeps changing; new clients are still
+// spread by the scheduler.
+TEST_P(EveryScheduler, PersistenceKeepsEachClientOnItsFirstServer) {
+  SchedulerOptions options;
+  options.mh_table_size = 4093;
+  auto s = testing::MakeOrDie(GetParam(), options);
+  auto table = PersistenceTable::Create(PersistenceOptions{});
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<Backend> v = testing::WithWeights({1, 2, 3, 4, 5});
+  for (size_t i = 0; i < v.size(); ++i) v[i].response_ms = 100.0 * static_cast<double>(i + 1);
+  s->Rebuild(v);
+  ManualClock clock;
+  Random rng(11);
+  std::vector<uint32_t> clients(400);
+  for (uint32_t& ip : clients) ip = static_cast<uint32_t>(rng.Next());
+  std::map<uint32_t, size_t> home;
+  std::set<size_t> homes;
+  for (int i = 0; i < 20000; ++i) {
+    const uint32_t ip = clients[rng.Uniform(clients.size())];
+    const Flow f{ip, static_cast<uint16_t>(rng.Next())};
+    auto p = PickPersistent(*table, *s, v, f, clock.Now());
+    ASSERT_TRUE(p.has_value()) << "pick " << i;
+    auto [it, first] = home.emplace(ip, *p);
+    ASSERT_EQ(*p, it->second) << "pick " << i << ": the client moved server";
+    homes.insert(*p);
+    ++v[*p].active;  // load changes that would move a pick made without persistence
+    v[*p].run_queue += 0.01;
+    clock.Advance(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(home.size(), clients.size());
+  EXPECT_GT(homes.size(), 1u) << "every client was sent to one server";
 }
 
 INSTANTIATE_TEST_SUITE_P(All, EveryScheduler, ::testing::ValuesIn(SchedulerNames()),
