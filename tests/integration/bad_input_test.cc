@@ -294,8 +294,13 @@ TEST_F(BadInputTest, UnknownIdsAreAnsweredNotFoundOverUdpAndTcp) {
   ASSERT_TRUE(answers.ok()) << answers.status().ToString();
   EXPECT_TRUE(SharedOracle().Matches(unknown, *answers));
   // The client library refuses 0 and 11 ids before sending anything.
-  EXPECT_FALSE(client->Lookup(std::vector<uint64_t>{}).ok());
-  EXPECT_FALSE(client->Lookup(std::vector<uint64_t>(11, 1)).ok());
+  for (size_t n : {size_t{0}, size_t{11}}) {
+    auto refused = client->Lookup(std::vector<uint64_t>(n, 1));
+    ASSERT_FALSE(refused.ok()) << n << " ids were sent";
+    EXPECT_EQ(refused.status().code(), Code::kInvalidArgument) << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("send 1 to 10 ids per request"), std::string::npos)
+        << refused.status().message();
+  }
 }
 
 // ---- control plane ----

@@ -260,6 +260,16 @@ std::optional<UdpProbe::Datagram> UdpProbe::Receive(Duration timeout) {
   }
 }
 
+std::optional<UdpProbe::Datagram> UdpProbe::ReceiveAnswerTo(uint64_t request_id, Duration timeout) {
+  RealClock clock;
+  const TimePoint deadline = clock.Now() + timeout;
+  while (auto d = Receive(std::max(deadline - clock.Now(), Duration::zero()))) {
+    auto r = proto::DecodeResponse(d->bytes);
+    if (r.ok() && r->request_id == request_id) return d;
+  }
+  return std::nullopt;
+}
+
 // ---- PacedUdpLoad ----
 
 PacedUdpLoad::~PacedUdpLoad() {
@@ -485,11 +495,8 @@ std::vector<int> ClusterTest::UdpRoundTrips(int n, uint64_t seed) {
     std::optional<UdpProbe::Datagram> answer;
     for (int attempt = 0; attempt < 2 && !answer; ++attempt) {
       EXPECT_TRUE(probe->SendTo(cluster_->lookup_port(), bytes).ok());
-      // Skip a late answer to an earlier request.
-      while ((answer = probe->Receive(std::chrono::milliseconds(500)))) {
-        auto r = proto::DecodeResponse(answer->bytes);
-        if (r.ok() && r->request_id == request_id) break;
-      }
+      // Skips a late answer to an earlier request.
+      answer = probe->ReceiveAnswerTo(request_id, std::chrono::milliseconds(500));
     }
     if (!answer) {
       ADD_FAILURE() << "request " << i << " was never answered";

@@ -96,6 +96,9 @@ class UdpProbe {
   };
   // The next datagram, or nullopt when none arrives within `timeout`.
   std::optional<Datagram> Receive(Duration timeout);
+  // The next decodable lookup answer carrying `request_id` (other datagrams are skipped), or
+  // nullopt when none arrives within `timeout`.
+  std::optional<Datagram> ReceiveAnswerTo(uint64_t request_id, Duration timeout);
   uint16_t local_port() const { return local_port_; }
   int fd() const { return fd_.get(); }
 

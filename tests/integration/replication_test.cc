@@ -39,9 +39,15 @@ constexpr int kUnknown = -5;
 
 constexpr int kServers = 4;
 
+// A fresh seed per run unless VSC_TEST_SEED fixes one; printed so that any run can be repeated
+// (each test also adds it to its failure messages with SCOPED_TRACE).
 uint64_t TestSeed() {
-  if (const char* s = std::getenv("VSC_TEST_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device{}();
+  const char* fixed = std::getenv("VSC_TEST_SEED");
+  const uint64_t seed =
+      fixed != nullptr ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
+  std::printf("random seed %llu (repeat with VSC_TEST_SEED=%llu)\n",
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+  return seed;
 }
 
 proto::SqlStatement Stmt(std::string sql, std::vector<proto::SqlValue> params = {}) {
@@ -277,7 +283,9 @@ TEST_F(ReplicationTest, WritesAreAcknowledgedWithTheirSeqAndReadYourWritesHolds)
 
   // Read-your-writes over many random writes: each one read back at once, through whichever
   // replica the director picks, never shows an older value.
-  Random rng(TestSeed());
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (VSC_TEST_SEED)");
+  Random rng(seed);
   std::set<std::string> answered_by;
   uint64_t last_seq = batch->seq();
   for (int i = 0; i < 200; ++i) {

@@ -407,7 +407,12 @@ TEST_F(NetnsClusterTest, LookupsContinueThroughTheSurvivorWhenARealServerDies) {
       << "the director did not mark rs1 DOWN: " << status;
   EXPECT_EQ(StateOf(status, "rs2"), "ACTIVE");
 
-  // Once rs1 is DOWN, nothing is lost at all.
+  // Once rs1 is DOWN, nothing is lost at all and nothing more is sent to rs1.
+  const std::string rs1_requests = "vsc_server_requests_total{server=\"rs1\",protocol=\"UDP\"}";
+  auto before = Metrics();
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  const std::optional<double> rs1_before = Metric(*before, rs1_requests);
+  ASSERT_TRUE(rs1_before.has_value()) << *before;
   constexpr int kAfter = 200;
   for (int i = 0; i < kAfter; ++i) {
     Answer a = Lookup(2s);
@@ -417,7 +422,15 @@ TEST_F(NetnsClusterTest, LookupsContinueThroughTheSurvivorWhenARealServerDies) {
   }
   auto metrics = Metrics();
   ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
+  // The gauge is 0 for any DOWN server by construction: what matters is that rs1's series says
+  // DOWN, the survivor's says ACTIVE and up, the transition was counted, and rs1 got nothing.
   EXPECT_EQ(Metric(*metrics, "vsc_server_up{server=\"rs1\",state=\"DOWN\"}"), 0) << *metrics;
+  EXPECT_EQ(Metric(*metrics, "vsc_server_up{server=\"rs2\",state=\"ACTIVE\"}"), 1) << *metrics;
+  EXPECT_GE(
+      Metric(*metrics, "vsc_membership_transitions_total{from=\"ACTIVE\",to=\"DOWN\"}").value_or(0),
+      1)
+      << *metrics;
+  EXPECT_EQ(Metric(*metrics, rs1_requests), rs1_before) << "requests sent to rs1 while DOWN";
   EXPECT_EQ(Metric(*metrics, "vsc_replies_seen_total"), 0);
   std::printf("after the crash: %d of %d lookups needed a retry\n", retries, kDuring);
 }
