@@ -280,5 +280,35 @@ TEST_F(ControlPlaneTest, AServerWithoutATcpEndpointIsNoCandidateOfTheTcpService)
   EXPECT_EQ(udp_picked, (std::set<std::string>{"rs0", "rs1"}));
 }
 
+// The FULL and DOWN flags of a heartbeat on the wire reach membership: FULL makes the server
+// BUSY (no new work in either service) until a heartbeat without it, DOWN makes it DOWN.
+TEST_F(ControlPlaneTest, HeartbeatFlagsFullAndDownChangeTheState) {
+  ASSERT_TRUE(plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now()).accepted());
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
+  ASSERT_EQ(plane_.membership().Find("rs1")->state, membership::State::kActive);
+
+  proto::Heartbeat full = MakeHeartbeat("rs1", 1, 2);
+  full.set_flags(proto::Heartbeat::FLAG_FULL);
+  clock_.Advance(100ms);
+  plane_.OnHeartbeat(full, clock_.Now());
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kBusy);
+  ViewPtr v = plane_.BuildView();
+  for (int svc = 0; svc < kServiceCount; ++svc) {
+    ASSERT_EQ(v->services[svc].size(), 1u);
+    EXPECT_FALSE(v->services[svc][0].backend.available) << "service " << svc;
+  }
+
+  clock_.Advance(100ms);
+  plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 3), clock_.Now());
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kActive);
+  EXPECT_TRUE(plane_.BuildView()->services[kTcpService][0].backend.available);
+
+  proto::Heartbeat down = MakeHeartbeat("rs1", 1, 4);
+  down.set_flags(proto::Heartbeat::FLAG_DOWN | proto::Heartbeat::FLAG_FULL);
+  clock_.Advance(100ms);
+  plane_.OnHeartbeat(down, clock_.Now());
+  EXPECT_EQ(plane_.membership().Find("rs1")->state, membership::State::kDown);
+}
+
 }  // namespace
 }  // namespace vsc::director
