@@ -222,6 +222,33 @@ TEST_F(ClusterTest, TcpLookupsThroughDirectorAndHttpOnRealServers) {
   }
 }
 
+// With every server drained, the TCP path has no server: the director accepts the connection,
+// closes it without connecting anywhere, and counts it; no server sees a connection.
+TEST_F(ClusterTest, TcpLookupWithNoServerUpIsClosedAndCounted) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster());
+  for (int i = 0; i < kServers; ++i) {
+    auto r =
+        cluster_->AdminPost("/v1/servers/" + cluster_->server_id(i) + "/drain", json::object());
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  const std::string no_server = "vsc_tcp_refused_total{reason=\"no_server\"}";
+  const double refused = Metric(no_server);
+  const json before = AdminStatus();
+  auto client = client::TcpLookupClient::Connect("127.0.0.1", cluster_->lookup_port(), 2s);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto answers = client->Lookup(std::vector<uint64_t>{1});
+  ASSERT_FALSE(answers.ok()) << "answered with every server drained";
+  EXPECT_EQ(answers.status().code(), Code::kUnavailable) << answers.status().ToString();
+  EXPECT_TRUE(WaitUntil([&] { return Metric(no_server) >= refused + 1; }, 2s))
+      << no_server << " did not count the connection";
+  const json after = AdminStatus();
+  for (int i = 0; i < kServers; ++i) {
+    EXPECT_EQ(ServerConns(after, 1, cluster_->server_id(i)),
+              ServerConns(before, 1, cluster_->server_id(i)))
+        << cluster_->server_id(i) << " got a TCP connection";
+  }
+}
+
 // ---- 4 and 5. Failure detection and re-join ----
 
 // Requests answered later than this are lost for the purpose of these tests (a Debug build
