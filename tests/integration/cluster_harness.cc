@@ -481,8 +481,9 @@ int ClusterTest::ServerIndexByPort(uint16_t port) const {
   return -1;
 }
 
-std::vector<int> ClusterTest::UdpRoundTrips(int n, uint64_t seed) {
+std::vector<int> ClusterTest::UdpRoundTrips(int n, uint64_t seed, int* resends) {
   std::vector<int> per_server(cluster_->size(), 0);
+  if (resends != nullptr) *resends = 0;
   auto probe = UdpProbe::Open();
   EXPECT_TRUE(probe.ok()) << probe.status().ToString();
   if (!probe.ok()) return per_server;
@@ -494,6 +495,7 @@ std::vector<int> ClusterTest::UdpRoundTrips(int n, uint64_t seed) {
     auto bytes = EncodeLookup(request_id, ids);
     std::optional<UdpProbe::Datagram> answer;
     for (int attempt = 0; attempt < 2 && !answer; ++attempt) {
+      if (attempt > 0 && resends != nullptr) ++*resends;
       EXPECT_TRUE(probe->SendTo(cluster_->lookup_port(), bytes).ok());
       // Skips a late answer to an earlier request.
       answer = probe->ReceiveAnswerTo(request_id, std::chrono::milliseconds(500));

@@ -185,8 +185,9 @@ class ClusterTest : public ::testing::Test {
   int ServerIndexByPort(uint16_t port) const;
   // Sends `n` lookups through the director's UDP port one after another (each answered before
   // the next is sent; a lost one is retried once) and returns how many each server answered,
-  // indexed like the cluster's servers. Fails the test on a wrong or missing answer.
-  std::vector<int> UdpRoundTrips(int n, uint64_t seed);
+  // indexed like the cluster's servers. Fails the test on a wrong or missing answer. Each retry
+  // is a second pick by the director; `resends`, when given, receives how many there were.
+  std::vector<int> UdpRoundTrips(int n, uint64_t seed, int* resends = nullptr);
 
   // The line of a real server's log in `work_dir` saying it could not listen because the port
   // was taken, or "" if there is none.
