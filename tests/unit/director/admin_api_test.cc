@@ -74,8 +74,10 @@ class AdminApiAuthTest : public ::testing::Test {
  protected:
   AdminApiAuthTest() {
     // rs1 ACTIVE (weight), rs2 ACTIVE (drain), rs3 DRAINING (remove).
+    uint64_t session = 0;
     for (const char* id : {"rs1", "rs2", "rs3"}) {
-      EXPECT_TRUE(plane_.OnRegister(MakeRegister(id, 7001), 7101, clock_.Now()).accepted());
+      EXPECT_TRUE(
+          plane_.OnRegister(MakeRegister(id, 7001), ++session, 7101, clock_.Now()).accepted());
       proto::Heartbeat hb;
       hb.set_id(id);
       hb.set_incarnation(1);

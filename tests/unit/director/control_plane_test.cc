@@ -240,7 +240,7 @@ TEST_F(ControlPlaneTest, AServerWithoutATcpEndpointIsNoCandidateOfTheTcpService)
   proto::Register udp_only = MakeRegister("rs0", 1, 7000);
   udp_only.mutable_endpoints()->RemoveLast();  // drop its 'lookup-tcp' endpoint
   ASSERT_EQ(udp_only.endpoints_size(), 1);
-  ASSERT_TRUE(plane_.OnRegister(udp_only, 7101, clock_.Now()).accepted());
+  ASSERT_TRUE(plane_.OnRegister(udp_only, 1, 7101, clock_.Now()).accepted());
   plane_.OnHeartbeat(MakeHeartbeat("rs0", 1, 1), clock_.Now());
 
   ViewPtr v = plane_.BuildView();
@@ -256,7 +256,7 @@ TEST_F(ControlPlaneTest, AServerWithoutATcpEndpointIsNoCandidateOfTheTcpService)
   }
 
   // With a TCP-capable server beside it, every TCP pick lands on that one, at its address.
-  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now());
+  plane_.OnRegister(MakeRegister("rs1", 1, 7001), 2, 7101, clock_.Now());
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
   v = plane_.BuildView();
   EXPECT_EQ(v->services[kUdpService].size(), 2u);
@@ -283,7 +283,7 @@ TEST_F(ControlPlaneTest, AServerWithoutATcpEndpointIsNoCandidateOfTheTcpService)
 // The FULL and DOWN flags of a heartbeat on the wire reach membership: FULL makes the server
 // BUSY (no new work in either service) until a heartbeat without it, DOWN makes it DOWN.
 TEST_F(ControlPlaneTest, HeartbeatFlagsFullAndDownChangeTheState) {
-  ASSERT_TRUE(plane_.OnRegister(MakeRegister("rs1", 1, 7001), 7101, clock_.Now()).accepted());
+  ASSERT_TRUE(plane_.OnRegister(MakeRegister("rs1", 1, 7001), 1, 7101, clock_.Now()).accepted());
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
   ASSERT_EQ(plane_.membership().Find("rs1")->state, membership::State::kActive);
 
