@@ -138,8 +138,10 @@ class Harness {
     const auto st = f_.rep().GetStatus();
     if (st.committed_seq > st.last_seq) std::abort();
     const auto view = f_.plane().BuildView();
-    for (size_t i = 1; i < view->servers.size(); ++i) {
-      if (!(view->servers[i - 1].id < view->servers[i].id)) std::abort();
+    for (const auto& servers : view->services) {
+      for (size_t i = 1; i < servers.size(); ++i) {
+        if (!(servers[i - 1].id < servers[i].id)) std::abort();
+      }
     }
   }
 

@@ -48,7 +48,10 @@ class DirectorFixture {
   void Join(testing::FakeReplica& r) {
     const proto::Register reg = r.Register();
     const director::Admission a = rep_->Admit(reg);
-    if (!plane_.OnRegister(reg, 7101, clock_.Now(), a.needs_catch_up()).accepted()) std::abort();
+    if (r.session == 0) r.session = ++sessions_;
+    if (!plane_.OnRegister(reg, r.session, 7101, clock_.Now(), a.needs_catch_up()).accepted()) {
+      std::abort();
+    }
     rep_->Attach(reg, a, r.link);
     plane_.OnHeartbeat(r.Heartbeat(), clock_.Now());
   }
@@ -76,6 +79,7 @@ class DirectorFixture {
   asio::io_context io_;
   ManualClock clock_;
   director::ControlPlane plane_;
+  uint64_t sessions_ = 0;  // control session numbers handed out by Join
   std::unique_ptr<director::Replicator> rep_;
 };
 

@@ -12,6 +12,7 @@
 // take new work.
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -29,18 +30,23 @@ namespace {
 
 using vsc::director::ControlPlane;
 
-std::vector<std::unique_ptr<vsc::sched::Scheduler>>& Schedulers() {
-  static std::vector<std::unique_ptr<vsc::sched::Scheduler>> all = [] {
+using SchedulerSet = std::vector<std::unique_ptr<vsc::sched::Scheduler>>;
+
+// One set of every scheduler per lookup service, as each worker holds one per service.
+std::array<SchedulerSet, vsc::director::kServiceCount>& Schedulers() {
+  static std::array<SchedulerSet, vsc::director::kServiceCount> all = [] {
     spdlog::set_level(spdlog::level::off);
     vsc::sched::SchedulerOptions o;
     o.mh_table_size = 251;  // a small prime: a Rebuild per step stays cheap
-    std::vector<std::unique_ptr<vsc::sched::Scheduler>> v;
-    for (std::string_view name : vsc::sched::SchedulerNames()) {
-      auto s = vsc::sched::MakeScheduler(name, o);
-      if (!s.ok()) std::abort();
-      v.push_back(std::move(s).value());
+    std::array<SchedulerSet, vsc::director::kServiceCount> sets;
+    for (SchedulerSet& v : sets) {
+      for (std::string_view name : vsc::sched::SchedulerNames()) {
+        auto s = vsc::sched::MakeScheduler(name, o);
+        if (!s.ok()) std::abort();
+        v.push_back(std::move(s).value());
+      }
     }
-    return v;
+    return sets;
   }();
   return all;
 }
@@ -49,18 +55,26 @@ void CheckView(ControlPlane& plane, uint32_t flow_seed) {
   // As the workers do: tables are rebuilt when membership or weights changed, not for load.
   const bool rebuild = plane.StructureChanged();
   const auto view = plane.BuildView();
-  if (view->servers.size() != plane.membership().size()) std::abort();
-  std::vector<vsc::sched::Backend> backends;
-  for (size_t i = 0; i < view->servers.size(); ++i) {
-    if (i > 0 && !(view->servers[i - 1].id < view->servers[i].id)) std::abort();
-    backends.push_back(view->servers[i].backend);
-  }
-  for (auto& s : Schedulers()) {
-    if (rebuild) s->Rebuild(backends);
-    for (uint32_t k = 0; k < 4; ++k) {
-      vsc::sched::Flow flow{flow_seed * 2654435761u + k, static_cast<uint16_t>(k)};
-      if (auto pick = s->Pick(backends, flow)) {
-        if (*pick >= backends.size() || !vsc::sched::CanTakeNewWork(backends[*pick])) std::abort();
+  // Every registered server offers the UDP lookup service; the TCP one only with its endpoint.
+  const auto& udp = view->services[vsc::director::kUdpService];
+  if (udp.size() != plane.membership().size()) std::abort();
+  if (view->services[vsc::director::kTcpService].size() > udp.size()) std::abort();
+  for (int svc = 0; svc < vsc::director::kServiceCount; ++svc) {
+    const auto& servers = view->services[svc];
+    std::vector<vsc::sched::Backend> backends;
+    for (size_t i = 0; i < servers.size(); ++i) {
+      if (i > 0 && !(servers[i - 1].id < servers[i].id)) std::abort();
+      backends.push_back(servers[i].backend);
+    }
+    for (auto& s : Schedulers()[svc]) {
+      if (rebuild) s->Rebuild(backends);
+      for (uint32_t k = 0; k < 4; ++k) {
+        vsc::sched::Flow flow{flow_seed * 2654435761u + k, static_cast<uint16_t>(k)};
+        if (auto pick = s->Pick(backends, flow)) {
+          if (*pick >= backends.size() || !vsc::sched::CanTakeNewWork(backends[*pick])) {
+            std::abort();
+          }
+        }
       }
     }
   }
