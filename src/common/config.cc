@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/duration_text.h"
+#include "common/toml_document.h"
 
 namespace vsc {
 namespace {
@@ -181,14 +182,7 @@ Status ConfigTable::SetFromText(Entry& e, const std::string& text, std::string_v
 }
 
 Status ConfigTable::LoadTomlText(std::string_view text, std::string_view origin) {
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& err) {
-    std::ostringstream m;
-    m << origin << ":" << err.source().begin.line << ": " << err.description();
-    return InvalidArgument(m.str());
-  }
+  VSC_ASSIGN_OR_RETURN(toml::table root, ParseTomlDocument(text, origin));
   auto apply = [&](const std::string& key, const toml::node& node) -> Status {
     Entry* e = Find(key);
     if (e == nullptr) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/duration_text.h"
+#include "common/toml_document.h"
 
 namespace vsc::vservice {
 namespace {
@@ -357,14 +358,7 @@ std::string SaveServicesToml(const VirtualServiceTable& table) {
 
 Result<VirtualServiceTable> LoadServicesToml(std::string_view text, std::string_view origin,
                                              TableLimits limits) {
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& err) {
-    std::ostringstream m;
-    m << origin << ":" << err.source().begin.line << ": " << err.description();
-    return InvalidArgument(m.str());
-  }
+  VSC_ASSIGN_OR_RETURN(toml::table root, ParseTomlDocument(text, origin));
   VirtualServiceTable table(limits);
   const toml::node* services = root.get("service");
   if (services == nullptr) return table;
