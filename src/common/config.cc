@@ -65,11 +65,16 @@ std::string TomlQuote(const std::string& s) {
 }
 
 // The shortest text that reads back as exactly `v` ("0.1", "1e+300", "inf", "nan"); the
-// stream default of 6 significant digits silently rounded configured values.
+// stream default of 6 significant digits silently rounded configured values. A whole number
+// gets ".0" ("2.0", "9223372036854775808.0"): without it TOML reads an integer, and one past
+// int64 does not load at all.
 std::string DoubleText(double v) {
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return ec == std::errc() ? std::string(buf, end) : std::string("nan");
+  if (ec != std::errc()) return "nan";
+  std::string text(buf, end);
+  if (text.find_first_not_of("-0123456789") == std::string::npos) text += ".0";
+  return text;
 }
 
 }  // namespace

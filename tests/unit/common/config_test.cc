@@ -87,6 +87,24 @@ TEST(ConfigTest, PrintedConfigLoadsBackToTheSameValues) {
   EXPECT_TRUE(b.insecure);
 }
 
+// Found by config_fuzz: `d = 0x7fffffffffffffff` loads as the double 2^63, which printed as
+// "9223372036854775808", an integer TOML cannot hold, so --print-config did not load back.
+TEST(ConfigTest, WholeNumberFloatsPrintAsTomlFloats) {
+  for (double v : {9223372036854775808.0, 1e20, 2.0, -3.0, 0.0}) {
+    Cfg a;
+    a.ref_ms = v;
+    const std::string text = a.table.ToToml();
+    Cfg b;
+    ASSERT_TRUE(b.table.LoadTomlText(text, "printed").ok()) << text;
+    EXPECT_EQ(b.ref_ms, v) << text;
+  }
+  Cfg c;
+  ASSERT_TRUE(c.table.LoadTomlText("ref_ms = 0x7fffffffffffffff\n", "t").ok());
+  Cfg d;
+  ASSERT_TRUE(d.table.LoadTomlText(c.table.ToToml(), "printed").ok()) << c.table.ToToml();
+  EXPECT_EQ(d.ref_ms, c.ref_ms);
+}
+
 TEST(ConfigTest, ABooleanFlagMayStandAloneOrTakeAValue) {
   Cfg bare;
   ASSERT_TRUE(Parse(bare, {"--insecure"}).ok());
