@@ -69,6 +69,10 @@ RealServer::RealServer(RealServerConfig config, proto::ClusterKey key, const Clo
 
 RealServer::~RealServer() { Stop(); }
 
+// Start runs in an order that makes a failed start harmless, as the director's does: validate,
+// lock the database, bind every socket, and only then open the database as a replica (which
+// writes its replication state into it). A port in use or a second server on the file leaves
+// the database as it was.
 Status RealServer::Start() {
   VSC_RETURN_IF_ERROR(ValidateConfig(config_));
   VSC_RETURN_IF_ERROR(CheckDatabaseFile(config_));
@@ -76,6 +80,58 @@ Status RealServer::Start() {
   VSC_ASSIGN_OR_RETURN(auto trusted, ParseAddressList(config_.trusted_forwarders));
   if (trusted.empty()) trusted.push_back(director.address().to_v4().to_uint());
 
+  VSC_ASSIGN_OR_RETURN(FileLock lock, Replica::Lock(config_.db));
+  if (Status s = BindServices(trusted); !s.ok()) {
+    lock.Abandon();  // nothing written: leave the disk as it was
+    return s;
+  }
+  VSC_RETURN_IF_ERROR(OpenReplica(std::move(lock)));
+  StartAgent(director);
+  started_ = true;
+  serving_ = true;  // agent_, replica_ and every service exist from here on
+  if (!config_.ready_file.empty()) {
+    VSC_RETURN_IF_ERROR(
+        WriteReadyFile(config_.ready_file, {{"lookup_port", std::to_string(lookup_port_)},
+                                            {"http_port", std::to_string(http_port_)},
+                                            {"sql_port", std::to_string(sql_port_)}}));
+  }
+  spdlog::info(
+      "real server {} up: lookup {}:{} (udp, tcp), http {}:{}, sql {}:{} (udp), db {} at seq {}, "
+      "director {}",
+      config_.id, config_.listen, lookup_port_, config_.listen, http_port_, config_.listen,
+      sql_port_, config_.db, replica_->applied_seq(), config_.DirectorAddress());
+  return Status::Ok();
+}
+
+Status RealServer::BindServices(const std::vector<uint32_t>& trusted) {
+  const auto address = asio::ip::make_address_v4(config_.listen);
+  uint16_t lookup_port = config_.lookup_port;
+  uint16_t http_port = config_.http_port;
+  uint16_t sql_port = config_.sql_port;
+  const std::string token = SnapshotToken(key_);
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    // No reader yet: the workers do not run before OpenReplica has opened them.
+    services_.push_back(
+        std::make_unique<LookupService>(pool_.context(i), clock_, std::nullopt, load_, trusted));
+    const std::string path = config_.db;
+    services_.back()->SetMetricsHandler([this] { return RenderMetrics(); });
+    services_.back()->SetSnapshotHandler(
+        [path, token](const net::HttpRequest& r) { return ServeSnapshot(r, path, token); });
+    VSC_RETURN_IF_ERROR(services_.back()->Start(address, lookup_port, http_port));
+    lookup_port = services_.back()->lookup_port();
+    http_port = services_.back()->http_port();
+    sql_services_.push_back(std::make_unique<SqlService>(pool_.context(i), config_.id, key_,
+                                                         trusted, config_.db, clock_.WallMicros()));
+    VSC_RETURN_IF_ERROR(sql_services_.back()->Start(address, sql_port));
+    sql_port = sql_services_.back()->port();
+  }
+  lookup_port_ = lookup_port;
+  http_port_ = http_port;
+  sql_port_ = sql_port;
+  return Status::Ok();
+}
+
+Status RealServer::OpenReplica(FileLock lock) {
   // The replica first: it is the database's one writer and creates the replication state.
   ReplicaOptions ro;
   ro.path = config_.db;
@@ -91,42 +147,20 @@ Status RealServer::Start() {
   };
   hooks.close_readers = [this] { CloseReaders(); };
   hooks.reopen_readers = [this] { ReopenReaders(); };
-  VSC_ASSIGN_OR_RETURN(replica_, Replica::Open(ro, std::move(hooks)));
-
-  const auto address = asio::ip::make_address_v4(config_.listen);
-  uint16_t lookup_port = config_.lookup_port;
-  uint16_t http_port = config_.http_port;
-  uint16_t sql_port = config_.sql_port;
-  const std::string token = SnapshotToken(key_);
+  VSC_ASSIGN_OR_RETURN(replica_, Replica::Open(ro, std::move(hooks), std::move(lock)));
+  // The workers do not run yet, so their readers open from this thread.
   for (size_t i = 0; i < pool_.size(); ++i) {
-    std::optional<store::ResourceReader> reader;
-    auto opened = store::ResourceReader::Open(config_.db);
-    if (opened.ok()) {
-      reader.emplace(std::move(opened).value());
-    } else if (opened.status().code() == Code::kInvalidArgument) {
+    if (Status s = services_[i]->ReopenReader(config_.db); !s.ok()) {
+      if (s.code() != Code::kInvalidArgument) return s;
       // A new server with an empty database: it serves lookups once a snapshot brought the data.
-      if (i == 0) spdlog::warn("{}; lookups fail until a snapshot installs the data", opened.status().message());
-    } else {
-      return opened.status().Annotate("opening the resource database");
+      if (i == 0) spdlog::warn("{}; lookups fail until a snapshot installs the data", s.message());
     }
-    services_.push_back(std::make_unique<LookupService>(pool_.context(i), clock_,
-                                                        std::move(reader), load_, trusted));
-    const std::string path = config_.db;
-    services_.back()->SetMetricsHandler([this] { return RenderMetrics(); });
-    services_.back()->SetSnapshotHandler(
-        [path, token](const net::HttpRequest& r) { return ServeSnapshot(r, path, token); });
-    VSC_RETURN_IF_ERROR(services_.back()->Start(address, lookup_port, http_port));
-    lookup_port = services_.back()->lookup_port();
-    http_port = services_.back()->http_port();
-    sql_services_.push_back(std::make_unique<SqlService>(pool_.context(i), config_.id, key_, trusted,
-                                                         config_.db, clock_.WallMicros()));
-    VSC_RETURN_IF_ERROR(sql_services_.back()->Start(address, sql_port));
-    sql_port = sql_services_.back()->port();
+    VSC_RETURN_IF_ERROR(sql_services_[i]->ReopenReader());
   }
-  lookup_port_ = lookup_port;
-  http_port_ = http_port;
-  sql_port_ = sql_port;
+  return Status::Ok();
+}
 
+void RealServer::StartAgent(const asio::ip::tcp::endpoint& director) {
   AgentOptions options;
   options.id = config_.id;
   options.director = director;
@@ -156,7 +190,8 @@ Status RealServer::Start() {
     replica_->InstallSnapshot(std::move(src), [this, session, peer = in.peer_id()](Status s) {
       if (!s.ok()) {
         proto::Message m;
-        *m.mutable_replica_ack() = MakeAck({}, {}, "snapshot from " + peer + " failed: " + s.message());
+        *m.mutable_replica_ack() =
+            MakeAck({}, {}, "snapshot from " + peer + " failed: " + s.message());
         const ReplicaPosition p = replica_->position();
         m.mutable_replica_ack()->set_applied_seq(p.applied_seq);
         m.mutable_replica_ack()->set_digest(DigestBytes(p.digest));
@@ -179,20 +214,6 @@ Status RealServer::Start() {
   control_thread_ = std::thread([this] { control_io_.run(); });
   // Register only once the replica knows its position (a fresh one checksums its content).
   replica_->Start([this] { asio::post(control_io_, [this] { agent_->Start(); }); });
-  started_ = true;
-  serving_ = true;  // agent_, replica_ and every service exist from here on
-  if (!config_.ready_file.empty()) {
-    VSC_RETURN_IF_ERROR(WriteReadyFile(config_.ready_file,
-                                       {{"lookup_port", std::to_string(lookup_port_)},
-                                        {"http_port", std::to_string(http_port_)},
-                                        {"sql_port", std::to_string(sql_port_)}}));
-  }
-  spdlog::info(
-      "real server {} up: lookup {}:{} (udp, tcp), http {}:{}, sql {}:{} (udp), db {} at seq {}, "
-      "director {}",
-      config_.id, config_.listen, lookup_port_, config_.listen, http_port_, config_.listen,
-      sql_port_, config_.db, replica_->applied_seq(), config_.DirectorAddress());
-  return Status::Ok();
 }
 
 void RealServer::OnEveryWorker(const std::function<void(size_t)>& f) {

@@ -2,8 +2,8 @@
 // thread, the replica (the database's one writer) on its applier thread, and per worker thread
 // one LookupService and one SqlService, each with its own SQLite read connection.
 //
-// Lifecycle: construct → Start() (opens the database as a replica, binds, then registers in
-// the background once the replica is ready) → Stop() (graceful leave, stop applying, stop
+// Lifecycle: construct → Start() (locks the database, binds every socket, opens the database as
+// a replica, then registers in the background once the replica is ready) → Stop() (graceful leave, stop applying, stop
 // serving, join). Start/Stop from one thread.
 #pragma once
 
@@ -47,6 +47,10 @@ class RealServer {
   std::string RenderMetrics() const;
 
  private:
+  // The phases of Start: every socket (no file touched), then the database, then the agent.
+  Status BindServices(const std::vector<uint32_t>& trusted);
+  Status OpenReplica(FileLock lock);
+  void StartAgent(const asio::ip::tcp::endpoint& director);
   // Runs f(i) on every worker i and returns once all have run it.
   void OnEveryWorker(const std::function<void(size_t)>& f);
   void CloseReaders();

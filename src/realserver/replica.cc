@@ -1,11 +1,10 @@
 #include "realserver/replica.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -20,9 +19,11 @@ namespace {
 
 Result<std::unique_ptr<replication::Applier>> OpenApplier(const ReplicaOptions& options) {
   auto executor = replication::OpenSqliteExecutor(options.path, options.store);
-  if (!executor.ok()) return executor.status().Annotate("opening " + options.path + " as a replica");
+  if (!executor.ok())
+    return executor.status().Annotate("opening " + options.path + " as a replica");
   auto applier = replication::Applier::Create(std::move(executor).value());
-  if (!applier.ok()) return applier.status().Annotate("loading the replica state of " + options.path);
+  if (!applier.ok())
+    return applier.status().Annotate("loading the replica state of " + options.path);
   return std::move(applier).value();
 }
 
@@ -78,14 +79,21 @@ void SyncDirectoryOf(const std::string& path) {
 
 }  // namespace
 
+Result<FileLock> Replica::Lock(const std::string& path) {
+  return FileLock::Acquire(path, "replica database",
+                           "stop that server, or give this one its own copy of the database "
+                           "(cp resources.db rs2.db, then --db rs2.db): two real servers on one "
+                           "file apply every replicated write to it twice");
+}
+
 Result<std::unique_ptr<Replica>> Replica::Open(ReplicaOptions options, ReplicaHooks hooks) {
   // Before SQLite touches the file: a second writer would apply every replicated write again.
-  VSC_ASSIGN_OR_RETURN(
-      FileLock lock,
-      FileLock::Acquire(options.path, "replica database",
-                        "stop that server, or give this one its own copy of the database "
-                        "(cp resources.db rs2.db, then --db rs2.db): two real servers on one file "
-                        "apply every replicated write to it twice"));
+  VSC_ASSIGN_OR_RETURN(FileLock lock, Lock(options.path));
+  return Open(std::move(options), std::move(hooks), std::move(lock));
+}
+
+Result<std::unique_ptr<Replica>> Replica::Open(ReplicaOptions options, ReplicaHooks hooks,
+                                               FileLock lock) {
   VSC_ASSIGN_OR_RETURN(auto applier, OpenApplier(options));
   auto r = std::unique_ptr<Replica>(
       new Replica(std::move(options), std::move(hooks), std::move(lock), std::move(applier)));

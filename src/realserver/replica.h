@@ -75,6 +75,12 @@ class Replica {
   // calling thread. Fails like OpenSqliteExecutor / Applier::Create. A missing file is created
   // empty: the caller decides whether that is wanted (RealServer's create_db).
   static Result<std::unique_ptr<Replica>> Open(ReplicaOptions options, ReplicaHooks hooks);
+  // The same with the lock taken beforehand by Lock(options.path), so that a caller can take it
+  // first, bind its sockets, and touch the database only when nothing else can fail.
+  static Result<std::unique_ptr<Replica>> Open(ReplicaOptions options, ReplicaHooks hooks,
+                                               FileLock lock);
+  // The replica's lock on `path` (FileLock on <path>.vsc-lock), refused naming the holder.
+  static Result<FileLock> Lock(const std::string& path);
   ~Replica();
 
   // Starts the thread. It first computes the content checksum when applied_seq is 0 (a full

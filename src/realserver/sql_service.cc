@@ -21,7 +21,6 @@ SqlService::SqlService(asio::io_context& io, std::string replica_id, const proto
       db_path_(std::move(db_path)) {}
 
 Status SqlService::Start(const asio::ip::address_v4& address, uint16_t port) {
-  VSC_RETURN_IF_ERROR(ReopenReader());
   net::UdpBatchOptions options;
   options.reuse_port = true;
   options.batch = 16;

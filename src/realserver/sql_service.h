@@ -43,8 +43,9 @@ class SqlService {
              std::vector<uint32_t> trusted_forwarders, std::string db_path,
              int64_t counter_start);
 
-  // Opens the read connection and binds UDP on `port` (0 = any; the other workers pass the port
-  // the first one got) with SO_REUSEPORT.
+  // Binds UDP on `port` (0 = any; the other workers pass the port the first one got) with
+  // SO_REUSEPORT. Reads are answered with an error until ReopenReader opens the read connection
+  // (RealServer binds every socket before it opens the database).
   Status Start(const asio::ip::address_v4& address, uint16_t port);
   void Stop();
   // For a snapshot install: closes the read connection (reads are answered with an error until

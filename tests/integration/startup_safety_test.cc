@@ -5,6 +5,7 @@
 // serving, and change nothing on disk.
 #include <sys/stat.h>
 
+#include <asio.hpp>
 #include <filesystem>
 
 #include "client/sql_client.h"
@@ -168,13 +169,38 @@ TEST_F(StartupSafetyTest, DefaultAdminTokenIsKeptAcrossRestarts) {
 TEST_F(StartupSafetyTest, MissingDbIsRefusedAndNotCreated) {
   work_dir_ = MakeTempDir("vsc-startup");
   const std::string db = work_dir_ + "/resuorces.db";
-  auto [code, out] = RunVsc(
-      {"realserver", "--id", "rs1", "--insecure", "--director", "127.0.0.1:9", "--db", db},
-      work_dir_ + "/rs1.out", 10s);
+  auto [code, out] =
+      RunVsc({"realserver", "--id", "rs1", "--insecure", "--director", "127.0.0.1:9", "--db", db},
+             work_dir_ + "/rs1.out", 10s);
   EXPECT_EQ(code, 1) << out;
   EXPECT_TRUE(Contains(out, "database " + db + " does not exist")) << out;
   EXPECT_TRUE(Contains(out, "--create-db")) << out;
   EXPECT_EQ(test_support::SortedListing(work_dir_), std::vector<std::string>{"rs1.out"});
+}
+
+// Issue 6: a real server that cannot bind used to open its database as a replica first,
+// writing its replication state (the _vsc_replica table, a WAL) into a file it then did not
+// serve. It binds every socket first now: the file stays byte for byte as it was.
+TEST_F(StartupSafetyTest, RealServerThatCannotBindLeavesItsDatabaseUntouched) {
+  work_dir_ = MakeTempDir("vsc-startup");
+  const std::string db = work_dir_ + "/rs1.db";
+  auto [built, built_out] =
+      RunVsc({"loaddb", "--out", db, "--records", "100"}, work_dir_ + "/loaddb.out", 30s);
+  ASSERT_EQ(built, 0) << built_out;
+  const std::string before = ReadFile(db);
+  ASSERT_FALSE(before.empty());
+  // A port held without SO_REUSEPORT, so the server's own reuse-port sockets cannot share it.
+  asio::io_context io;
+  asio::ip::tcp::acceptor taken(io, {asio::ip::make_address_v4("127.0.0.1"), 0});
+  const std::string port = std::to_string(taken.local_endpoint().port());
+  auto [code, out] = RunVsc({"realserver", "--id", "rs1", "--insecure", "--director", "127.0.0.1:9",
+                             "--db", db, "--http-port", port},
+                            work_dir_ + "/rs1.out", 10s);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_TRUE(Contains(out, port)) << out;
+  EXPECT_EQ(ReadFile(db), before) << "the failed start wrote into the database";
+  EXPECT_EQ(test_support::SortedListing(work_dir_),
+            (std::vector<std::string>{"loaddb.out", "rs1.db", "rs1.out"}));
 }
 
 // Issue 6.7, the deliberate path: --create-db starts empty and a peer's snapshot fills it.
@@ -182,11 +208,11 @@ TEST_F(StartupSafetyTest, CreateDbStartsEmptyAndIsFilledByASnapshot) {
   ASSERT_NO_FATAL_FAILURE(StartReplicatedCluster());
   const std::string db = work_dir_ + "/rs9.db";
   SpawnOptions so;
-  so.argv = {VSC_BINARY,    "realserver",
-             "--id",        "rs9",
-             "--key-file",  cluster_->key_file(),
-             "--director",  "127.0.0.1:" + std::to_string(cluster_->control_port()),
-             "--db",        db,
+  so.argv = {VSC_BINARY,   "realserver",
+             "--id",       "rs9",
+             "--key-file", cluster_->key_file(),
+             "--director", "127.0.0.1:" + std::to_string(cluster_->control_port()),
+             "--db",       db,
              "--create-db"};
   so.log_path = work_dir_ + "/rs9.log";
   auto proc = Subprocess::Spawn(so);

@@ -52,6 +52,7 @@ class SqlServiceTest : public ::testing::Test {
     }
     service_ = std::make_unique<SqlService>(io_, "rs9", key_, std::move(trusted), path_, 1000);
     ASSERT_TRUE(service_->Start(asio::ip::make_address_v4("127.0.0.1"), 0).ok());
+    ASSERT_TRUE(service_->ReopenReader().ok());
     thread_ = std::thread([this] { io_.run(); });
   }
   void TearDown() override {
