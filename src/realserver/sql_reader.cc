@@ -161,6 +161,7 @@ Result<SqlReader> SqlReader::Open(const std::string& path, SqlReaderOptions opti
   store::OpenOptions o;
   o.read_only = true;
   o.mmap_bytes = int64_t{256} << 20;
+  o.keep_map = true;
   VSC_ASSIGN_OR_RETURN(store::Database db, store::Database::Open(path, o));
   auto impl = std::make_unique<Impl>(std::move(db));
   VSC_ASSIGN_OR_RETURN(impl->begin, impl->db.Prepare("BEGIN", true));

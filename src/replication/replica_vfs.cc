@@ -4,6 +4,8 @@
 
 #include <mutex>
 
+#include "store/vfs_forwarding.h"
+
 namespace vsc::replication {
 namespace {
 
@@ -15,43 +17,15 @@ thread_local int64_t t_pinned_micros = 0;
 
 sqlite3_vfs* g_base = nullptr;
 sqlite3_vfs g_vfs;
+// The forwarding VFS's own clock (the base's), for unpinned reads.
+int (*g_real_time)(sqlite3_vfs*, sqlite3_int64*) = nullptr;
 
-int Open(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* file, int flags, int* out_flags) {
-  return g_base->xOpen(g_base, name, file, flags, out_flags);
-}
-int Delete(sqlite3_vfs*, const char* name, int sync_dir) {
-  return g_base->xDelete(g_base, name, sync_dir);
-}
-int Access(sqlite3_vfs*, const char* name, int flags, int* out) {
-  return g_base->xAccess(g_base, name, flags, out);
-}
-int FullPathname(sqlite3_vfs*, const char* name, int n, char* out) {
-  return g_base->xFullPathname(g_base, name, n, out);
-}
-void* DlOpen(sqlite3_vfs*, const char* name) { return g_base->xDlOpen(g_base, name); }
-void DlError(sqlite3_vfs*, int n, char* out) { g_base->xDlError(g_base, n, out); }
-void (*DlSym(sqlite3_vfs*, void* handle, const char* symbol))(void) {
-  return g_base->xDlSym(g_base, handle, symbol);
-}
-void DlClose(sqlite3_vfs*, void* handle) { g_base->xDlClose(g_base, handle); }
-int Randomness(sqlite3_vfs*, int n, char* out) { return g_base->xRandomness(g_base, n, out); }
-int Sleep(sqlite3_vfs*, int micros) { return g_base->xSleep(g_base, micros); }
-int GetLastError(sqlite3_vfs*, int n, char* out) {
-  return g_base->xGetLastError != nullptr ? g_base->xGetLastError(g_base, n, out) : 0;
-}
-
-int CurrentTimeInt64(sqlite3_vfs*, sqlite3_int64* out) {
+int CurrentTimeInt64(sqlite3_vfs* vfs, sqlite3_int64* out) {
   if (t_pinned) {
     *out = JulianDayMillis(t_pinned_micros);
     return SQLITE_OK;
   }
-  if (g_base->iVersion >= 2 && g_base->xCurrentTimeInt64 != nullptr) {
-    return g_base->xCurrentTimeInt64(g_base, out);
-  }
-  double day = 0;
-  const int rc = g_base->xCurrentTime(g_base, &day);
-  *out = static_cast<sqlite3_int64>(day * 86400000.0);
-  return rc;
+  return g_real_time(vfs, out);
 }
 
 int CurrentTime(sqlite3_vfs* vfs, double* out) {
@@ -59,16 +33,6 @@ int CurrentTime(sqlite3_vfs* vfs, double* out) {
   const int rc = CurrentTimeInt64(vfs, &ms);
   *out = static_cast<double>(ms) / 86400000.0;
   return rc;
-}
-
-int SetSystemCall(sqlite3_vfs*, const char* name, sqlite3_syscall_ptr fn) {
-  return g_base->xSetSystemCall(g_base, name, fn);
-}
-sqlite3_syscall_ptr GetSystemCall(sqlite3_vfs*, const char* name) {
-  return g_base->xGetSystemCall(g_base, name);
-}
-const char* NextSystemCall(sqlite3_vfs*, const char* name) {
-  return g_base->xNextSystemCall(g_base, name);
 }
 
 }  // namespace
@@ -90,29 +54,14 @@ int RegisterReplicaVfs() {
       rc = SQLITE_ERROR;
       return;
     }
-    g_vfs = sqlite3_vfs{};
-    g_vfs.iVersion = g_base->iVersion < 3 ? g_base->iVersion : 3;
-    g_vfs.szOsFile = g_base->szOsFile;  // files are the base VFS's own
-    g_vfs.mxPathname = g_base->mxPathname;
-    g_vfs.zName = kReplicaVfsName;
-    g_vfs.xOpen = Open;
-    g_vfs.xDelete = Delete;
-    g_vfs.xAccess = Access;
-    g_vfs.xFullPathname = FullPathname;
-    g_vfs.xDlOpen = DlOpen;
-    g_vfs.xDlError = DlError;
-    g_vfs.xDlSym = DlSym;
-    g_vfs.xDlClose = DlClose;
-    g_vfs.xRandomness = Randomness;
-    g_vfs.xSleep = Sleep;
-    g_vfs.xCurrentTime = CurrentTime;
-    g_vfs.xGetLastError = GetLastError;
-    g_vfs.xCurrentTimeInt64 = CurrentTimeInt64;
-    if (g_vfs.iVersion >= 3) {
-      g_vfs.xSetSystemCall = SetSystemCall;
-      g_vfs.xGetSystemCall = GetSystemCall;
-      g_vfs.xNextSystemCall = NextSystemCall;
+    g_vfs = store::ForwardingVfs(g_base, kReplicaVfsName);
+    g_real_time = g_vfs.xCurrentTimeInt64;
+    if (g_real_time == nullptr) {
+      rc = SQLITE_ERROR;  // a base VFS of version 1 (SQLite's own unix VFS is version 3)
+      return;
     }
+    g_vfs.xCurrentTime = CurrentTime;
+    g_vfs.xCurrentTimeInt64 = CurrentTimeInt64;
     rc = sqlite3_vfs_register(&g_vfs, 0);
   });
   return rc;

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "store/mapped_vfs.h"
 #include "store/sqlite_error.h"
 
 namespace vsc::store {
@@ -62,8 +63,16 @@ Result<Database> Database::Open(const std::string& path, const OpenOptions& opti
     flags |= SQLITE_OPEN_READWRITE;
     if (options.create) flags |= SQLITE_OPEN_CREATE;
   }
+  const char* vfs = nullptr;
+  if (options.keep_map) {
+    if (int rc = RegisterMappedVfs(); rc != SQLITE_OK) {
+      return Internal(std::string("open '") + path +
+                      "': cannot register the mapped VFS: " + sqlite3_errstr(rc));
+    }
+    vfs = kMappedVfsName;
+  }
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, vfs);
   if (rc != SQLITE_OK) {
     Status st = SqliteStatus(rc, raw, "open", path);
     sqlite3_close_v2(raw);  // a handle is returned even on failure (null only when out of memory)

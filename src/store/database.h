@@ -35,6 +35,9 @@ struct OpenOptions {
   int busy_timeout_ms = 5000;
   // PRAGMA mmap_size in bytes when > 0: reads come straight from the page cache of the kernel.
   int64_t mmap_bytes = 0;
+  // With mmap_bytes: keep the map across commits of other connections (store/mapped_vfs.h), for
+  // read connections of a database that is written while they read.
+  bool keep_map = false;
   // PRAGMA cache_size in KiB when > 0 (SQLite's default is 2000 KiB).
   int cache_kib = 0;
 };

@@ -28,6 +28,7 @@ Result<ResourceReader> ResourceReader::Open(const std::string& path) {
   options.read_only = true;
   options.synchronous.clear();
   options.mmap_bytes = kReaderMmapBytes;
+  options.keep_map = true;
   options.cache_kib = kReaderCacheKib;
   Result<Database> db = Database::Open(path, options);
   if (!db.ok()) return db.status().Annotate("resource db");
