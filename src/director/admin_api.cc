@@ -25,10 +25,14 @@ net::HttpResponse Error(int status, const std::string& message) {
 
 int HttpStatusFor(const vsc::Status& s) {
   switch (s.code()) {
-    case Code::kNotFound: return 404;
-    case Code::kInvalidArgument: return 400;
-    case Code::kFailedPrecondition: return 409;
-    default: return 500;
+    case Code::kNotFound:
+      return 404;
+    case Code::kInvalidArgument:
+      return 400;
+    case Code::kFailedPrecondition:
+      return 409;
+    default:
+      return 500;
   }
 }
 
@@ -39,13 +43,19 @@ std::string Addr(const sockaddr_in& sa) {
 }
 
 json TotalsJson(const Totals& t) {
-  return {{"conns", t.conns},       {"in_packets", t.in_packets}, {"out_packets", t.out_packets},
-          {"in_bytes", t.in_bytes}, {"out_bytes", t.out_bytes}};
+  return {{"conns", t.conns},
+          {"in_packets", t.in_packets},
+          {"out_packets", t.out_packets},
+          {"in_bytes", t.in_bytes},
+          {"out_bytes", t.out_bytes}};
 }
 
 json RatesJson(const Rates& r) {
-  return {{"cps", r.cps},       {"in_pps", r.in_pps}, {"out_pps", r.out_pps},
-          {"in_bps", r.in_bps}, {"out_bps", r.out_bps}};
+  return {{"cps", r.cps},
+          {"in_pps", r.in_pps},
+          {"out_pps", r.out_pps},
+          {"in_bps", r.in_bps},
+          {"out_bps", r.out_bps}};
 }
 
 Result<json> ParseBody(const std::string& body) {
@@ -219,15 +229,14 @@ net::HttpResponse AdminApi::Status() {
                            {"response_ms", rec->load.response_ms}}},
                          {"heartbeats", rec->heartbeats}});
     }
-    services.push_back(
-        {{"protocol", kServiceNames[svc]},
-         {"address", config_.listen + ":" + std::to_string(service_port_)},
-         {"scheduler", settings.scheduler},
-         {"persistence_timeout_s", settings.persistence_timeout_s},
-         {"persistence_netmask", FormatNetmask(settings.persistence_netmask)},
-         {"stats", TotalsJson(SumService(workers_, svc))},
-         {"rates", RatesJson(rates_.Get(std::string("svc/") + kServiceNames[svc]))},
-         {"servers", servers}});
+    services.push_back({{"protocol", kServiceNames[svc]},
+                        {"address", config_.listen + ":" + std::to_string(service_port_)},
+                        {"scheduler", settings.scheduler},
+                        {"persistence_timeout_s", settings.persistence_timeout_s},
+                        {"persistence_netmask", FormatNetmask(settings.persistence_netmask)},
+                        {"stats", TotalsJson(SumService(workers_, svc))},
+                        {"rates", RatesJson(rates_.Get(std::string("svc/") + kServiceNames[svc]))},
+                        {"servers", servers}});
   }
   return Json(200, json{{"version", "vsc 0.1.0"}, {"services", services}});
 }
@@ -261,8 +270,7 @@ net::HttpResponse AdminApi::Metrics() {
     << "vsc_tcp_connections_total " << sum(&WorkerCounters::tcp_accepted) << "\n"
     << "# HELP vsc_tcp_refused_total TCP connections closed without a server, by reason.\n"
     << "# TYPE vsc_tcp_refused_total counter\n"
-    << "vsc_tcp_refused_total{reason=\"no_server\"} " << sum(&WorkerCounters::tcp_no_server)
-    << "\n"
+    << "vsc_tcp_refused_total{reason=\"no_server\"} " << sum(&WorkerCounters::tcp_no_server) << "\n"
     << "vsc_tcp_refused_total{reason=\"connect_failed\"} "
     << sum(&WorkerCounters::tcp_connect_failed) << "\n";
   const ControlCounters& c = control_.counters();
@@ -363,35 +371,38 @@ net::HttpResponse AdminApi::Replication() {
          {"lag", r.lag},
          {"digest", r.digest},
          {"busy", r.busy},
-         {"window", {{"entries", r.window_entries},
-                     {"bytes", r.window_bytes},
-                     {"fill", r.window_fill}}},
+         {"window",
+          {{"entries", r.window_entries}, {"bytes", r.window_bytes}, {"fill", r.window_fill}}},
          {"snapshot_peer", r.snapshot_peer},
          {"acks", r.acks},
          {"entries_sent", r.entries_sent}});
   }
   const ReplicatorCounters& c = replicator_->counters();
-  return Json(
-      200,
-      json{{"epoch", s.epoch},
-           {"log", {{"first_seq", s.first_seq}, {"last_seq", s.last_seq}}},
-           {"committed_seq", s.committed_seq},
-           {"commit_policy", s.policy},
-           {"update_queue", {{"depth", s.update_queue}, {"capacity", s.update_queue_capacity}}},
-           {"request_queue",
-            {{"depth", reads_ ? reads_->queue_depth() : 0},
-             {"capacity", reads_ ? reads_->queue_capacity() : 0}}},
-           {"pending_decisions", s.pending_decisions},
-           {"write_port", writes_ ? writes_->port() : 0},
-           {"sql_port", reads_ ? reads_->port() : 0},
-           {"writes",
-            {{"accepted", c.writes_accepted.Get()},
-             {"committed", c.writes_committed.Get()},
-             {"failed", c.writes_failed.Get()},
-             {"refused", c.writes_refused.Get()},
-             {"overloaded", c.writes_overloaded.Get()},
-             {"unavailable", c.writes_unavailable.Get()}}},
-           {"replicas", replicas}});
+  return Json(200, json{{"epoch", s.epoch},
+                        {"log", {{"first_seq", s.first_seq}, {"last_seq", s.last_seq}}},
+                        {"committed_seq", s.committed_seq},
+                        {"commit_policy", s.policy},
+                        {"update_queue",
+                         {{"depth", s.update_queue}, {"capacity", s.update_queue_capacity}}},
+                        {"request_queue",
+                         {{"depth", reads_ ? reads_->queue_depth() : 0},
+                          {"capacity", reads_ ? reads_->queue_capacity() : 0}}},
+                        {"pending_decisions", s.pending_decisions},
+                        {"write_port", writes_ ? writes_->port() : 0},
+                        {"sql_port", reads_ ? reads_->port() : 0},
+                        {"writes",
+                         {{"accepted", c.writes_accepted.Get()},
+                          {"committed", c.writes_committed.Get()},
+                          {"failed", c.writes_failed.Get()},
+                          {"refused", c.writes_refused.Get()},
+                          {"overloaded", c.writes_overloaded.Get()},
+                          {"unavailable", c.writes_unavailable.Get()}}},
+                        {"batching",
+                         {{"group_commits", c.group_commits.Get()},
+                          {"entries_sequenced", c.entries_sequenced.Get()},
+                          {"replicate_messages", c.replicate_messages.Get()},
+                          {"acks", c.acks.Get()}}},
+                        {"replicas", replicas}});
 }
 
 net::HttpResponse AdminApi::StartVerify() {
@@ -412,7 +423,8 @@ net::HttpResponse AdminApi::VerifyResult(const std::string& text) {
     return Error(400, "'" + text + "' is not a seq; use the seq POST /v1/verify returned");
   }
   auto rep = replicator_->Verify(seq);
-  if (!rep) return Error(404, "no verification at seq " + std::to_string(seq) + " (kept: the last 32)");
+  if (!rep)
+    return Error(404, "no verification at seq " + std::to_string(seq) + " (kept: the last 32)");
   json replicas = json::array();
   for (const VerifyReplica& r : rep->replicas) {
     replicas.push_back({{"id", r.id}, {"checksum", r.checksum}, {"status", r.status}});
@@ -492,8 +504,8 @@ void AdminApi::ReplicationMetrics(std::ostream& o) {
       << "# HELP vsc_write_dropped_total Write-port messages dropped (session closed), by reason.\n"
       << "# TYPE vsc_write_dropped_total counter\n"
       << "vsc_write_dropped_total{reason=\"malformed\"} " << wc.dropped_malformed.Get() << "\n"
-      << "vsc_write_dropped_total{reason=\"unauthenticated\"} "
-      << wc.dropped_unauthenticated.Get() << "\n"
+      << "vsc_write_dropped_total{reason=\"unauthenticated\"} " << wc.dropped_unauthenticated.Get()
+      << "\n"
       << "vsc_write_dropped_total{reason=\"replayed\"} " << wc.dropped_replayed.Get() << "\n"
       << "vsc_write_dropped_total{reason=\"oversize\"} " << wc.dropped_oversize.Get() << "\n";
   }

@@ -25,11 +25,8 @@ constexpr size_t kMaxReplicateEntries = 512;
 constexpr uint64_t kMaxReplicateBytes = 256 * 1024;
 constexpr size_t kRecentMaxEntries = 65536;
 constexpr uint64_t kRecentMaxBytes = 64ull << 20;
-constexpr size_t kAgreedMax = 262144;
-constexpr size_t kVerifyRecordsKept = 32;
 constexpr auto kTickPeriod = std::chrono::milliseconds(200);
 constexpr auto kTrimPeriod = std::chrono::seconds(1);
-constexpr auto kVerifyTimeout = std::chrono::seconds(30);
 
 std::optional<Digest> ToDigest(const std::string& bytes) {
   if (bytes.size() != Digest{}.size()) return std::nullopt;
@@ -75,11 +72,16 @@ Result<Bootstrap> ReadBootstrap(const ReplicatorOptions& o) {
 
 std::string_view ReplicationStateName(ReplicationState state) {
   switch (state) {
-    case ReplicationState::kCatchingUp: return "CATCHING_UP";
-    case ReplicationState::kInSync: return "IN_SYNC";
-    case ReplicationState::kNeedsSnapshot: return "NEEDS_SNAPSHOT";
-    case ReplicationState::kDiverged: return "DIVERGED";
-    case ReplicationState::kDown: return "DOWN";
+    case ReplicationState::kCatchingUp:
+      return "CATCHING_UP";
+    case ReplicationState::kInSync:
+      return "IN_SYNC";
+    case ReplicationState::kNeedsSnapshot:
+      return "NEEDS_SNAPSHOT";
+    case ReplicationState::kDiverged:
+      return "DIVERGED";
+    case ReplicationState::kDown:
+      return "DOWN";
   }
   return "?";
 }
@@ -133,10 +135,9 @@ Result<std::unique_ptr<Replicator>> Replicator::Open(asio::io_context& io, Contr
   if (!schema.ok()) return schema.status().Annotate("reading the schema from the log");
   VSC_RETURN_IF_ERROR(r->mirror_->LoadSchema(*schema).Annotate("loading the schema mirror"));
   const uint64_t last = r->log_->last_seq();
-  r->sequencer_ = std::make_unique<replication::Sequencer>(r->log_->epoch(), last,
-                                                           r->log_->last_ts_micros());
+  r->sequencer_ =
+      std::make_unique<replication::Sequencer>(r->log_->epoch(), last, r->log_->last_ts_micros());
   r->recent_first_ = last + 1;
-  r->agreed_first_ = last + 1;
   r->committed_seq_ = last;
   spdlog::info("replication: epoch {}, log holds seq {}..{}, policy {}", r->log_->epoch(),
                r->log_->first_seq(), last, replication::CommitPolicyName(o.policy));
@@ -187,9 +188,8 @@ void Replicator::Stop() {
     w.done(resp);
   }
   waiting_.clear();
-  if (!agreed_.empty()) {
-    const uint64_t seq = agreed_first_ + agreed_.size() - 1;
-    if (seq > agreed_persisted_) (void)log_->SetAgreedDigest(seq, agreed_.back());
+  if (auto latest = digests_.LatestAgreed(); latest && latest->first > agreed_persisted_) {
+    (void)log_->SetAgreedDigest(latest->first, latest->second);
   }
 }
 
@@ -282,9 +282,7 @@ void Replicator::Detach(const std::string& id, const ReplicaLink* link) {
   r.window.Reset();
   r.in_flight.clear();
   r.tracked_from = UINT64_MAX;
-  for (auto& [seq, v] : verifies_) {
-    if (v.expected.contains(id) && !v.checksums.contains(id)) v.lost.insert(id);
-  }
+  verifies_.OnLost(id);
   Decide(tracker_.Forget(id));
   Notify(progress_);
 }
@@ -295,8 +293,8 @@ void Replicator::OnAck(const std::string& id, const proto::ReplicaAck& ack) {
   auto it = replicas_.find(id);
   if (it == replicas_.end()) return;
   Replica& r = it->second;
-  if (!r.link || (r.state != ReplicationState::kInSync &&
-                  r.state != ReplicationState::kCatchingUp)) {
+  if (!r.link ||
+      (r.state != ReplicationState::kInSync && r.state != ReplicationState::kCatchingUp)) {
     return;  // a late ack from a stream that was stopped
   }
   counters_.acks.Add();
@@ -321,10 +319,10 @@ void Replicator::OnAck(const std::string& id, const proto::ReplicaAck& ack) {
     const Entry& entry = *r.in_flight.front();
     EntryResult result = FromProto(o);
     if (entry.kind == Entry::Kind::kChecksum) {
-      if (auto v = verifies_.find(seq); v != verifies_.end()) v->second.checksums[id] = o.checksum();
+      verifies_.OnChecksum(seq, id, o.checksum());
     }
     if (seq >= r.tracked_from && r.chain_seq + 1 == seq) {
-      r.chain = Step(r.chain, entry, result);
+      r.chain = digests_.Step(r.chain, entry, result);
       r.chain_seq = seq;
       for (auto& d : tracker_.OnAck(id, result, r.chain)) decisions.push_back(std::move(d));
     }
@@ -373,29 +371,19 @@ void Replicator::OnAck(const std::string& id, const proto::ReplicaAck& ack) {
                   "its outcome or digest at seq " + std::to_string(late.seq) +
                       " differs from the one already decided");
   }
-  if (!divergence.empty() && (r.state == ReplicationState::kInSync ||
-                              r.state == ReplicationState::kCatchingUp)) {
+  if (!divergence.empty() &&
+      (r.state == ReplicationState::kInSync || r.state == ReplicationState::kCatchingUp)) {
     OrderSnapshot(r, ReplicationState::kDiverged, divergence);
   }
   Pump(r);
   Notify(progress_);
 }
 
-Digest Replicator::Step(const Digest& prev, const Entry& entry, const EntryResult& result) {
-  std::vector<Variant>& variants = memo_[entry.seq];
-  for (Variant& v : variants) {
-    if (v.prev == prev && v.result == result) return v.next;
-  }
-  Variant v{prev, result, replication::NextDigest(prev, entry, result)};
-  variants.push_back(v);
-  return v.next;
-}
-
 void Replicator::Decide(std::vector<replication::Decision> decisions) {
   for (replication::Decision& d : decisions) {
     committed_seq_ = std::max(committed_seq_, d.seq);
-    if (!d.unacknowledged) RecordAgreed(d.seq, d.digest);
-    if (auto v = verifies_.find(d.seq); v != verifies_.end()) v->second.agreed = d.result.checksum;
+    if (!d.unacknowledged) digests_.RecordAgreed(d.seq, d.digest);
+    verifies_.OnDecided(d.seq, d.result.checksum);
     if (auto w = waiting_.find(d.seq); w != waiting_.end()) {
       proto::WriteResponse resp;
       resp.set_request_id(w->second.request_id);
@@ -429,9 +417,9 @@ void Replicator::Decide(std::vector<replication::Decision> decisions) {
       if (r.state != ReplicationState::kInSync && r.state != ReplicationState::kCatchingUp) {
         continue;
       }
-      OrderSnapshot(r, ReplicationState::kDiverged,
-                    "its outcome or digest at seq " + std::to_string(d.seq) +
-                        " differs from the majority's");
+      OrderSnapshot(
+          r, ReplicationState::kDiverged,
+          "its outcome or digest at seq " + std::to_string(d.seq) + " differs from the majority's");
     }
   }
 }
@@ -468,9 +456,9 @@ const Replicator::Replica* Replicator::HealthyPeer(const std::string& except) co
     }
     const membership::ServerRecord* rec = plane_.membership().Find(id);
     // JOINING counts: an in-sync replica awaiting its first heartbeat already serves snapshots.
-    if (rec == nullptr || (rec->state != membership::State::kActive &&
-                           rec->state != membership::State::kBusy &&
-                           rec->state != membership::State::kJoining)) {
+    if (rec == nullptr ||
+        (rec->state != membership::State::kActive && rec->state != membership::State::kBusy &&
+         rec->state != membership::State::kJoining)) {
       continue;
     }
     if (best == nullptr || r.acked_seq > best->acked_seq) best = &r;
@@ -506,9 +494,15 @@ void Replicator::SendSnapshotOrders() {
 void Replicator::Refuse(const WriteDone& done, uint64_t request_id, int code,
                         const std::string& error) {
   switch (code) {
-    case kWriteOverloaded: counters_.writes_overloaded.Add(); break;
-    case kWriteUnavailable: counters_.writes_unavailable.Add(); break;
-    default: counters_.writes_refused.Add(); break;
+    case kWriteOverloaded:
+      counters_.writes_overloaded.Add();
+      break;
+    case kWriteUnavailable:
+      counters_.writes_unavailable.Add();
+      break;
+    default:
+      counters_.writes_refused.Add();
+      break;
   }
   proto::WriteResponse resp;
   resp.set_request_id(request_id);
@@ -635,11 +629,13 @@ Result<uint64_t> Replicator::StartVerify() {
   }
   Accepted a;
   a.kind = Entry::Kind::kChecksum;
-  const uint64_t before = last_verify_seq_;
+  const uint64_t before = verifies_.last_seq();
   batch_.push_back(std::move(a));
   Flush();  // at once, so the caller learns the marker's seq
-  if (last_verify_seq_ == before) return Unavailable("the checksum marker could not be sequenced");
-  return last_verify_seq_;
+  if (verifies_.last_seq() == before) {
+    return Unavailable("the checksum marker could not be sequenced");
+  }
+  return verifies_.last_seq();
 }
 
 void Replicator::Flush() {
@@ -689,20 +685,17 @@ void Replicator::Flush() {
       waiting_[e.seq] = Waiting{batch[i].request_id, std::move(batch[i].done)};
     }
     if (e.kind == Entry::Kind::kChecksum) {
-      VerifyRecord v;
-      v.seq = e.seq;
-      v.started = clock_.Now();
+      std::set<std::string> expected;
+      std::map<std::string, std::string> skipped;
       for (const auto& [id, r] : replicas_) {
         if (!r.link) continue;
         if (r.state == ReplicationState::kInSync || r.state == ReplicationState::kCatchingUp) {
-          v.expected.insert(id);
+          expected.insert(id);
         } else {
-          v.skipped[id] = std::string(ReplicationStateName(r.state));
+          skipped[id] = std::string(ReplicationStateName(r.state));
         }
       }
-      verifies_[e.seq] = std::move(v);
-      last_verify_seq_ = e.seq;
-      while (verifies_.size() > kVerifyRecordsKept) verifies_.erase(verifies_.begin());
+      verifies_.Start(e.seq, clock_.Now(), std::move(expected), std::move(skipped));
     }
     recent_bytes_ += replication::PayloadBytes(e);
     recent_.push_back(std::make_shared<const Entry>(std::move(e)));
@@ -718,8 +711,7 @@ void Replicator::Flush() {
 
 // ---- streaming ----------------------------------------------------------------------------
 
-Result<std::vector<Replicator::EntryPtr>> Replicator::EntriesFrom(uint64_t from,
-                                                                  size_t max_entries,
+Result<std::vector<Replicator::EntryPtr>> Replicator::EntriesFrom(uint64_t from, size_t max_entries,
                                                                   uint64_t max_bytes) {
   std::vector<EntryPtr> out;
   if (from >= recent_first_) {
@@ -748,12 +740,13 @@ void Replicator::Pump(Replica& r) {
   const bool was_full = r.window.full();
   while (r.next_seq <= head && r.window.CanSend(0)) {
     const WindowLimits& lim = r.window.limits();
-    const size_t room = std::min<size_t>(kMaxReplicateEntries, lim.max_entries - r.window.entries());
+    const size_t room =
+        std::min<size_t>(kMaxReplicateEntries, lim.max_entries - r.window.entries());
     const uint64_t byte_room =
-        std::min<uint64_t>(kMaxReplicateBytes, lim.max_bytes > r.window.bytes()
-                                                   ? lim.max_bytes - r.window.bytes()
-                                                   : 0);
-    auto entries = EntriesFrom(r.next_seq, std::max<size_t>(room, 1), std::max<uint64_t>(byte_room, 1));
+        std::min<uint64_t>(kMaxReplicateBytes,
+                           lim.max_bytes > r.window.bytes() ? lim.max_bytes - r.window.bytes() : 0);
+    auto entries =
+        EntriesFrom(r.next_seq, std::max<size_t>(room, 1), std::max<uint64_t>(byte_room, 1));
     if (!entries.ok()) {
       if (entries.status().code() == Code::kNotFound) {
         OrderSnapshot(r, ReplicationState::kNeedsSnapshot,
@@ -796,40 +789,21 @@ void Replicator::PumpAll() {
 // ---- agreed digests -----------------------------------------------------------------------
 
 std::optional<Digest> Replicator::AgreedAt(uint64_t seq) const {
-  if (seq >= agreed_first_ && seq < agreed_first_ + agreed_.size()) {
-    return agreed_[seq - agreed_first_];
-  }
+  if (auto d = digests_.AgreedAt(seq)) return d;
   auto d = log_->AgreedDigest(seq);
   if (d.ok()) return *d;
   return std::nullopt;
-}
-
-void Replicator::RecordAgreed(uint64_t seq, const Digest& digest) {
-  if (agreed_.empty() || seq != agreed_first_ + agreed_.size()) {
-    // Decisions come in seq order; a jump (after a restart or a lone undecided entry) starts
-    // a new run.
-    agreed_.clear();
-    agreed_first_ = seq;
-  }
-  agreed_.push_back(digest);
-  while (agreed_.size() > kAgreedMax) {
-    agreed_.pop_front();
-    agreed_first_++;
-  }
 }
 
 void Replicator::Tick() {
   const TimePoint now = clock_.Now();
   // One log write per tick records where the replicas agree, for replicas returning after a
   // director restart (a write per decision would cost a transaction per entry).
-  if (!agreed_.empty()) {
-    const uint64_t seq = agreed_first_ + agreed_.size() - 1;
-    if (seq > agreed_persisted_) {
-      if (Status s = log_->SetAgreedDigest(seq, agreed_.back()); s.ok()) {
-        agreed_persisted_ = seq;
-      } else {
-        spdlog::warn("recording the agreed digest at seq {}: {}", seq, s.ToString());
-      }
+  if (auto latest = digests_.LatestAgreed(); latest && latest->first > agreed_persisted_) {
+    if (Status s = log_->SetAgreedDigest(latest->first, latest->second); s.ok()) {
+      agreed_persisted_ = latest->first;
+    } else {
+      spdlog::warn("recording the agreed digest at seq {}: {}", latest->first, s.ToString());
     }
   }
   if (now - last_trim_ >= kTrimPeriod) {
@@ -847,10 +821,8 @@ void Replicator::Tick() {
   for (const auto& [id, r] : replicas_) {
     if (r.link && r.state == ReplicationState::kInSync) low = std::min(low, r.acked_seq);
   }
-  memo_.erase(memo_.begin(), memo_.upper_bound(low));
-  for (auto& [seq, v] : verifies_) {
-    if (!v.timed_out && now - v.started >= kVerifyTimeout) v.timed_out = true;
-  }
+  digests_.ForgetSteps(low);
+  verifies_.Tick(now);
   SendSnapshotOrders();
   for (auto& [id, r] : replicas_) Pump(r);
 }
@@ -906,51 +878,7 @@ ReplicationStatus Replicator::GetStatus() const {
 }
 
 std::optional<VerifyReport> Replicator::Verify(uint64_t seq) const {
-  auto it = verifies_.find(seq);
-  if (it == verifies_.end()) return std::nullopt;
-  const VerifyRecord& v = it->second;
-  VerifyReport rep;
-  rep.seq = seq;
-  rep.elapsed_ms = ToMillis(clock_.Now() - v.started);
-  rep.expected = v.agreed;
-  if (rep.expected.empty()) {
-    // Not decided yet: the checksum most replicas reported so far (ties: the smallest).
-    std::map<std::string, int> votes;
-    for (const auto& [id, sum] : v.checksums) votes[sum]++;
-    int best = 0;
-    for (const auto& [sum, n] : votes) {
-      if (n > best) {
-        best = n;
-        rep.expected = sum;
-      }
-    }
-  }
-  bool all_ok = true;
-  bool pending = false;
-  for (const std::string& id : v.expected) {
-    VerifyReplica r;
-    r.id = id;
-    if (auto c = v.checksums.find(id); c != v.checksums.end()) {
-      r.checksum = c->second;
-      r.status = c->second == rep.expected ? "OK" : "MISMATCH";
-    } else if (v.lost.contains(id)) {
-      r.status = "LOST";
-    } else if (v.timed_out) {
-      r.status = "TIMEOUT";
-    } else {
-      r.status = "PENDING";
-      pending = true;
-    }
-    if (r.status != "OK") all_ok = false;
-    rep.replicas.push_back(std::move(r));
-  }
-  for (const auto& [id, state] : v.skipped) {
-    rep.replicas.push_back({id, "", "SKIPPED (" + state + ")"});
-    all_ok = false;
-  }
-  rep.complete = !pending;
-  rep.ok = rep.complete && all_ok && !v.expected.empty();
-  return rep;
+  return verifies_.Report(seq, clock_.Now());
 }
 
 }  // namespace vsc::director

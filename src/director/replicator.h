@@ -23,7 +23,6 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <deque>
 #include <functional>
 #include <map>
@@ -38,8 +37,10 @@
 #include "common/status.h"
 #include "director/catch_up.h"
 #include "director/control_plane.h"
+#include "director/digest_follower.h"
 #include "director/read_queue.h"
 #include "director/replica_window.h"
+#include "director/verify_tracker.h"
 #include "proto/control.pb.h"
 #include "replication/commit_tracker.h"
 #include "replication/log.h"
@@ -108,18 +109,18 @@ struct ReplicaInfo {
 
 struct ReplicatorCounters {
   Counter writes_accepted;
-  Counter writes_committed;   // answered ok
-  Counter writes_failed;      // sequenced, failed identically on the replicas (rolled back)
-  Counter writes_refused;     // invalid statements
+  Counter writes_committed;  // answered ok
+  Counter writes_failed;     // sequenced, failed identically on the replicas (rolled back)
+  Counter writes_refused;    // invalid statements
   Counter writes_overloaded;
   Counter writes_unavailable;
   Counter entries_sequenced;
-  Counter group_commits;      // log appends
+  Counter group_commits;  // log appends
   Counter replicate_messages;
   Counter acks;
   Counter divergences;
   Counter snapshots_ordered;
-  Counter busy_events;        // a replica's window became full
+  Counter busy_events;  // a replica's window became full
 };
 
 struct ReplicationStatus {
@@ -129,25 +130,10 @@ struct ReplicationStatus {
   uint64_t last_seq = 0;
   uint64_t committed_seq = 0;  // last seq decided
   std::string policy;
-  size_t update_queue = 0;     // writes waiting to be sequenced or decided
+  size_t update_queue = 0;  // writes waiting to be sequenced or decided
   size_t update_queue_capacity = 0;
   size_t pending_decisions = 0;
   std::vector<ReplicaInfo> replicas;
-};
-
-struct VerifyReplica {
-  std::string id;
-  std::string checksum;
-  std::string status;  // OK, MISMATCH, PENDING, LOST (went down), TIMEOUT, SKIPPED (<state>)
-};
-
-struct VerifyReport {
-  uint64_t seq = 0;
-  bool complete = false;
-  bool ok = false;       // complete, and every replica answered with the agreed checksum
-  std::string expected;  // the majority checksum
-  double elapsed_ms = 0;
-  std::vector<VerifyReplica> replicas;
 };
 
 // How a registering server takes part in replication.
@@ -228,24 +214,8 @@ class Replicator {
     replication::Entry::Kind kind = replication::Entry::Kind::kWrite;
     std::vector<size_t> ddl;  // indexes of DDL statements (applied to the mirror once sequenced)
     uint64_t request_id = 0;
-    WriteDone done;           // empty for checksum markers
+    WriteDone done;  // empty for checksum markers
   };
-  struct Variant {  // one digest-chain step, shared by every replica that took it
-    replication::Digest prev;
-    replication::EntryResult result;
-    replication::Digest next;
-  };
-  struct VerifyRecord {
-    uint64_t seq = 0;
-    TimePoint started{};
-    std::set<std::string> expected;
-    std::map<std::string, std::string> checksums;
-    std::set<std::string> lost;
-    std::map<std::string, std::string> skipped;  // id -> state
-    std::string agreed;  // from the commit decision
-    bool timed_out = false;
-  };
-
   Replicator(asio::io_context& io, ControlPlane& plane, const Clock& clock,
              ReplicatorOptions options);
   void Refuse(const WriteDone& done, uint64_t request_id, int code, const std::string& error);
@@ -255,17 +225,13 @@ class Replicator {
   void Pump(Replica& r);
   void PumpAll();
   // Entries from `from`, bounded; NotFound when trimmed from the log.
-  Result<std::vector<EntryPtr>> EntriesFrom(uint64_t from, size_t max_entries,
-                                            uint64_t max_bytes);
-  replication::Digest Step(const replication::Digest& prev, const replication::Entry& entry,
-                           const replication::EntryResult& result);
+  Result<std::vector<EntryPtr>> EntriesFrom(uint64_t from, size_t max_entries, uint64_t max_bytes);
   void Decide(std::vector<replication::Decision> decisions);
   // The replica must copy a snapshot; `diverged` marks why. Forgets it for pending commits.
   void OrderSnapshot(Replica& r, ReplicationState state, const std::string& reason);
   void SendSnapshotOrders();
   const Replica* HealthyPeer(const std::string& except) const;
   std::optional<replication::Digest> AgreedAt(uint64_t seq) const;
-  void RecordAgreed(uint64_t seq, const replication::Digest& digest);
   void Tick();
   void ArmTimer();
   void Notify(const Listener& l) const {
@@ -302,15 +268,12 @@ class Replicator {
   uint64_t recent_bytes_ = 0;
 
   // Digest chain bookkeeping.
-  std::map<uint64_t, std::vector<Variant>> memo_;
-  std::deque<replication::Digest> agreed_;  // agreed digests for seqs agreed_first_..
-  uint64_t agreed_first_ = 1;
+  DigestFollower digests_;
   uint64_t agreed_persisted_ = 0;  // last seq whose agreed digest is in the log
   TimePoint last_trim_{};
 
   std::map<std::string, Replica> replicas_;
-  std::map<uint64_t, VerifyRecord> verifies_;
-  uint64_t last_verify_seq_ = 0;
+  VerifyTracker verifies_;
 };
 
 }  // namespace vsc::director
