@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include "sched/hash.h"
+
 namespace vsc::director {
 namespace {
 
@@ -29,16 +31,6 @@ const membership::Endpoint* FindEndpoint(const membership::Registration& reg,
   return nullptr;
 }
 
-// FNV-1a: the same id gives the same key in every process and every run, so Maglev and sh
-// tables agree across a director restart.
-uint64_t StableKey(std::string_view id) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : id) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 }  // namespace
 
@@ -273,7 +265,7 @@ ViewPtr ControlPlane::PeekView() const {
     ViewServer s;
     s.id = rec.reg.id;
     s.slot = slots_.at(rec.reg.id);
-    s.backend.key = StableKey(rec.reg.id);
+    s.backend.key = sched::StableKey(rec.reg.id);
     s.backend.weight = rec.weight;
     s.backend.available = membership::AcceptsNewWork(rec.state);
     s.backend.run_queue = rec.load.run_queue;

@@ -15,7 +15,7 @@
 namespace vsc::director {
 
 struct HealthChecker::Entry {
-  Entry(asio::io_context& io, const Clock& c, const HealthCallback& cb,
+  Entry(asio::io_context& io, const Clock& c, const HealthCallback& cb, const ProbeObserver& ob,
         const vservice::ServiceKey& s, const vservice::AddrPort& d,
         const vservice::CheckConfig& check)
       : service(s),
@@ -24,7 +24,8 @@ struct HealthChecker::Entry {
         core(check, target, c.Now()),
         timer(io),
         clock(&c),
-        on_change(&cb) {}
+        on_change(&cb),
+        observer(&ob) {}
 
   const vservice::ServiceKey service;
   const vservice::AddrPort dest;
@@ -36,6 +37,7 @@ struct HealthChecker::Entry {
   bool removed = false;
   const Clock* clock;
   const HealthCallback* on_change;
+  const ProbeObserver* observer;
   std::string last_result = "never run";
   Duration last_duration{};
 };
@@ -77,6 +79,7 @@ asio::awaitable<void> ProbeOnce(std::shared_ptr<Entry> e) {
   e->last_result = (result.ok ? "ok: " : "failed: ") + result.detail;
   spdlog::debug("health: {} {}", e->target, e->last_result);
   if (auto t = e->core.OnResult(result, end)) Report(*e, *t);
+  if (!e->removed && *e->observer) (*e->observer)(e->service, e->dest, result.ok);
 }
 
 // The destination's life: wait until a probe is due, run it, repeat until removed.
@@ -112,7 +115,7 @@ Status HealthChecker::Add(const vservice::ServiceKey& service, const vservice::A
     return AlreadyExists("health check for " + vservice::ToString(dest) + " of " +
                          vservice::ToString(service) + " exists already; use Update");
   }
-  auto e = std::make_shared<Entry>(io_, clock_, on_change_, service, dest, check);
+  auto e = std::make_shared<Entry>(io_, clock_, on_change_, observer_, service, dest, check);
   entries_.emplace(std::move(key), e);
   asio::co_spawn(io_, CheckLoop(std::move(e)), asio::detached);
   return Status::Ok();
@@ -129,6 +132,19 @@ Status HealthChecker::Update(const vservice::ServiceKey& service, const vservice
   if (it->second->core.config() == check) return Status::Ok();
   it->second->core.Reconfigure(check, clock_.Now());
   it->second->timer.cancel();  // the loop recomputes when the next probe is due
+  return Status::Ok();
+}
+
+Status HealthChecker::ProbeSoon(const vservice::ServiceKey& service,
+                                const vservice::AddrPort& dest) {
+  auto it = entries_.find(Key{service, dest});
+  if (it == entries_.end()) {
+    return NotFound("no health check for " + vservice::ToString(dest) + " of " +
+                    vservice::ToString(service));
+  }
+  Entry& e = *it->second;
+  e.core.ExpediteNext(clock_.Now());
+  e.timer.cancel();  // the loop recomputes when the next probe is due
   return Status::Ok();
 }
 

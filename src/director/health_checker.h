@@ -34,6 +34,11 @@ using HealthCallback =
     std::function<void(const vservice::ServiceKey& service, const vservice::AddrPort& dest, bool up,
                        std::optional<uint32_t> weight, const std::string& reason)>;
 
+// Every probe result, verdict changed or not (the engine clears a passive failure mark on a
+// success).
+using ProbeObserver = std::function<void(const vservice::ServiceKey& service,
+                                         const vservice::AddrPort& dest, bool ok)>;
+
 // One destination's check, for listings and metrics.
 struct CheckSnapshot {
   vservice::ServiceKey service;
@@ -67,6 +72,12 @@ class HealthChecker {
   // Stops checking; a probe in flight finishes but is not reported. NotFound if not checked.
   Status Remove(const vservice::ServiceKey& service, const vservice::AddrPort& dest);
 
+  // The next probe of `dest` runs now (a passive check saw a connect fail); the verdict and
+  // configuration stay. NotFound if not checked.
+  Status ProbeSoon(const vservice::ServiceKey& service, const vservice::AddrPort& dest);
+  // Called after every probe, on the io_context's thread.
+  void SetProbeObserver(ProbeObserver observer) { observer_ = std::move(observer); }
+
   size_t size() const { return entries_.size(); }
   // In (service, dest) order.
   std::vector<CheckSnapshot> Snapshot() const;
@@ -79,6 +90,7 @@ class HealthChecker {
   asio::io_context& io_;
   const Clock& clock_;
   HealthCallback on_change_;
+  ProbeObserver observer_;
   std::map<Key, std::shared_ptr<Entry>> entries_;
 };
 

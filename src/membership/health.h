@@ -71,6 +71,12 @@ class HealthCheck {
   // dropped and, when no probe is in flight, the next check is due at `now`.
   void Reconfigure(const vservice::CheckConfig& config, TimePoint now);
 
+  // The next probe is due now rather than later (a passive check saw a connect fail); the
+  // verdict, the retry streak and the configuration stay. No effect while a probe is in flight.
+  void ExpediteNext(TimePoint now) {
+    if (!in_flight_ && next_due_ > now) next_due_ = now;
+  }
+
   bool up() const { return up_; }
   bool in_flight() const { return in_flight_; }
   TimePoint next_due() const { return next_due_; }

@@ -82,6 +82,16 @@ struct ProxyState {
 
 constexpr int kQuietTicks = 4;
 
+// Bytes written to the far side of direction d: the live meters see them at once.
+void Meter(const ProxyOptions& o, int d, uint64_t n) {
+  for (std::atomic<uint64_t>* m : o.live_bytes[d]) {
+    if (m != nullptr) m->fetch_add(n, std::memory_order_relaxed);
+  }
+  for (std::atomic<uint64_t>* m : o.live_writes[d]) {
+    if (m != nullptr) m->fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 void CloseBoth(ProxyState& st, bool abortive) {
   if (st.closed) return;
   st.closed = true;
@@ -131,6 +141,7 @@ asio::awaitable<bool> SendAll(std::shared_ptr<ProxyState> st, int d, size_t n) {
     if (w > 0) {
       off += static_cast<size_t>(w);
       dir.bytes += static_cast<uint64_t>(w);
+      Meter(st->options, d, static_cast<uint64_t>(w));
       ++st->activity;
       continue;
     }
@@ -158,6 +169,7 @@ asio::awaitable<bool> DrainPipe(std::shared_ptr<ProxyState> st, int d) {
     if (m > 0) {
       dir.in_pipe -= static_cast<size_t>(m);
       dir.bytes += static_cast<uint64_t>(m);
+      Meter(st->options, d, static_cast<uint64_t>(m));
       st->spliced += static_cast<uint64_t>(m);
       ++st->activity;
       continue;

@@ -25,6 +25,8 @@
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -36,6 +38,12 @@ namespace vsc::net {
 struct ProxyOptions {
   Duration idle_timeout = std::chrono::seconds(300);
   size_t splice_threshold = 16 * 1024;
+  // Optional meters, bumped (relaxed atomics) as bytes are written, so statistics move while
+  // the connection is open: [0] direction a->b, [1] b->a; each direction feeds up to two
+  // sinks (a destination's and its service's). live_writes counts write calls (the
+  // "packets" of a stream, as near as user space sees them).
+  std::array<std::array<std::atomic<uint64_t>*, 2>, 2> live_bytes{};
+  std::array<std::array<std::atomic<uint64_t>*, 2>, 2> live_writes{};
 };
 
 struct ProxyResult {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace vsc::sched {
 
@@ -20,6 +21,18 @@ inline uint64_t Mix64(uint64_t x) {
 // A salted hash: different salts give independent-looking functions of the same value.
 inline uint64_t SaltedHash(uint64_t value, uint64_t salt) {
   return Mix64(value ^ Mix64(salt + 0x9e3779b97f4a7c15ULL));
+}
+
+// FNV-1a of a name: the same name gives the same key in every process and every run, so
+// Maglev and sh tables agree across a director restart (backend keys of servers and
+// destinations).
+inline uint64_t StableKey(std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
 }
 
 }  // namespace vsc::sched
