@@ -8,6 +8,7 @@
 #include "common/file_checks.h"
 #include "common/ready_file.h"
 #include "common/signals.h"
+#include "director/default_services.h"
 #include "membership/membership.h"
 #include "net/port_pair.h"
 #include "proto/lookup_codec.h"
@@ -37,6 +38,9 @@ Status ValidateConfig(const DirectorConfig& c) {
   }
   if (c.update_queue == 0 || c.request_queue == 0) {
     return InvalidArgument("update_queue and request_queue must be at least 1");
+  }
+  if (c.nat_connect_timeout_ms == 0 || c.udp_session_timeout_s == 0) {
+    return InvalidArgument("nat_connect_timeout_ms and udp_session_timeout_s must be above 0");
   }
   if (c.log_retain_entries == 0 || c.log_retain_bytes <= 0) {
     return InvalidArgument("log_retain_entries and log_retain_bytes must be above 0");
@@ -143,6 +147,7 @@ Status Director::Bind(bool replication) {
   const auto vip = asio::ip::make_address_v4(config_.listen);
   std::vector<WorkerCounters*> counters;
   VSC_RETURN_IF_ERROR(BindLookup(vip, counters));
+  VSC_RETURN_IF_ERROR(StartServices(counters));
   // The control server's sessions run only once the control thread does (after Start has
   // given it the replicator), so it may bind and arm now.
   VSC_RETURN_IF_ERROR(control_->Start(asio::ip::tcp::endpoint(vip, config_.control_port),
@@ -191,6 +196,20 @@ Status Director::BindLookup(const asio::ip::address_v4& vip,
   return Status::Ok();
 }
 
+Status Director::StartServices(std::vector<WorkerCounters*> lookup_counters) {
+  EngineOptions eo;
+  eo.sched.mh_table_size = config_.mh_table_size;
+  eo.sched.dwlc_reference_ms = config_.dwlc_reference_ms;
+  eo.nat.connect_timeout = std::chrono::milliseconds(config_.nat_connect_timeout_ms);
+  eo.udp_session_timeout = std::chrono::seconds(config_.udp_session_timeout_s);
+  eo.builtin = BuiltinServiceKeys(config_, lookup_port_);
+  eo.lookup_counters = std::move(lookup_counters);
+  engine_ = std::make_unique<ServiceEngine>(control_io_, pool_, clock_, *plane_, std::move(eo));
+  VSC_ASSIGN_OR_RETURN(auto table, InitialServiceTable(config_, lookup_port_));
+  VSC_RETURN_IF_ERROR(engine_->Commit(std::move(table)).status().Annotate("virtual services"));
+  return Status::Ok();
+}
+
 Status Director::StartReplication() {
   ReplicatorOptions ro;
   ro.log_file = config_.log_file;
@@ -232,6 +251,7 @@ void Director::ArmRateTimer() {
 }
 
 void Director::Publish(ViewPtr view) {
+  if (engine_) engine_->OnMembershipChanged();
   for (size_t i = 0; i < pool_.size(); ++i) {
     UdpService* u = udp_[i].get();
     TcpService* t = tcp_[i].get();
@@ -252,6 +272,7 @@ void Director::Stop() {
     if (write_server_) write_server_->Stop();
     if (read_router_) read_router_->Stop();
     control_->Stop();
+    if (engine_) engine_->Stop();
     control_io_.stop();
   });
   for (size_t i = 0; i < pool_.size(); ++i) {

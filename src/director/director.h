@@ -1,7 +1,8 @@
 // Director: the composition of the load balancer (DESIGN §2-§4). Owns the control thread (control
-// sessions, heartbeats, membership, admin API, and with replication the Replicator, the write
-// port and the SQL read port) and the worker pool (one UdpService and one TcpService per worker,
-// each with its own SO_REUSEPORT socket). The control thread publishes each new ClusterView to
+// sessions, heartbeats, membership, health checks, admin API, and with replication the
+// Replicator, the write port and the SQL read port) and the worker pool (one UdpService and one
+// TcpService per worker for the lookup service, and the ServiceEngine's data paths of every
+// other virtual service, each with its own SO_REUSEPORT sockets). The control thread publishes each new ClusterView to
 // every worker by asio::post. Replication runs when schema_db is set or log_file exists.
 //
 // Lifecycle: construct → Start() → Stop() (stops accepting, closes sessions, joins threads).
@@ -30,6 +31,7 @@
 #include "director/director_config.h"
 #include "director/read_router.h"
 #include "director/replicator.h"
+#include "director/service_engine.h"
 #include "director/tcp_service.h"
 #include "director/udp_service.h"
 #include "director/write_server.h"
@@ -56,6 +58,11 @@ class Director {
   uint16_t admin_port() const { return admin_http_ ? admin_http_->local_port() : 0; }
   uint16_t write_port() const { return write_server_ ? write_server_->port() : 0; }
   uint16_t sql_port() const { return read_router_ ? read_router_->port() : 0; }
+  // The virtual services (issue 12): the table and its runtime. Valid once Start succeeded;
+  // control thread only (post to control_context(): the engine has no lock).
+  ServiceEditor& services() { return *engine_; }
+  // asio::post target for work on the control thread (the engine, the admin API).
+  asio::io_context& control_context() { return control_io_; }
 
  private:
   void Publish(ViewPtr view);
@@ -65,6 +72,9 @@ class Director {
   Status Bind(bool replication);
   Status BindLookup(const asio::ip::address_v4& vip, std::vector<WorkerCounters*>& counters);
   Status StartReplication();
+  // The service engine and the initial table (config.services plus the built-in lookup
+  // entries), every socket bound.
+  Status StartServices(std::vector<WorkerCounters*> lookup_counters);
 
   DirectorConfig config_;
   proto::ClusterKey key_;
@@ -79,6 +89,7 @@ class Director {
   std::vector<std::unique_ptr<TcpService>> tcp_;
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<ControlServer> control_;
+  std::unique_ptr<ServiceEngine> engine_;
   std::unique_ptr<Replicator> replicator_;    // null when replication is off
   std::unique_ptr<WriteServer> write_server_;
   std::unique_ptr<ReadRouter> read_router_;

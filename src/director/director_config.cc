@@ -27,6 +27,10 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("log_level", &log_level, "trace debug info warn error off");
   t.Bind("ready_file", &ready_file,
          "write the bound ports here as JSON once serving (for scripts and tests)");
+  t.Bind("nat_connect_timeout_ms", &nat_connect_timeout_ms,
+         "nat: connect timeout to a destination; a failed connect goes to another one");
+  t.Bind("udp_session_timeout_s", &udp_session_timeout_s,
+         "UDP nat: a session ends after this long without a datagram (ipvsadm --set udp)");
   t.Bind("write_port", &write_port, "TCP port for writers (replicated writes)");
   t.Bind("sql_port", &sql_port, "UDP port for SQL reads, forwarded to a replica (dr)");
   t.Bind("log_file", &log_file,

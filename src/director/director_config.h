@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/config.h"
+#include "vservice/virtual_service_table.h"
 
 namespace vsc::director {
 
@@ -45,6 +47,12 @@ struct DirectorConfig {
   uint32_t read_timeout_ms = 2000;    // how long a held read waits
   uint32_t log_retain_entries = 1000000;
   int64_t log_retain_bytes = 256ll << 20;
+
+  // Virtual services (issue 12). `services`: the table to start with (filled from TOML
+  // [[service]] by the loader), beside the built-in lookup entries; not a flag.
+  std::optional<vservice::VirtualServiceTable> services;
+  uint32_t nat_connect_timeout_ms = 2000;  // nat: a connect slower than this is redispatched
+  uint32_t udp_session_timeout_s = 300;    // UDP nat sessions (ipvsadm --set udp)
 
   // Registers every field on `table` (section "director").
   void Bind(ConfigTable& table);

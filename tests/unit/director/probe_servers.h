@@ -30,8 +30,9 @@ class TcpTestServer {
  public:
   enum class Mode { kRespond, kReset, kSilent };
 
-  TcpTestServer(asio::io_context& io, Mode mode, std::string response = "")
-      : acceptor_(io, tcp::endpoint(asio::ip::address_v4::loopback(), 0)),
+  // `port` 0: the kernel picks one; another: that one (reused, to restart a server in place).
+  TcpTestServer(asio::io_context& io, Mode mode, std::string response = "", uint16_t port = 0)
+      : acceptor_(io, tcp::endpoint(asio::ip::address_v4::loopback(), port)),
         mode_(mode),
         response_(std::make_shared<std::string>(std::move(response))) {
     Accept();

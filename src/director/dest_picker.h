@@ -1,0 +1,51 @@
+// DestPicker: what one worker needs to schedule new flows of one virtual service from its
+// ServiceView: a scheduler instance rebuilt when the view changes, the persistence table, and a
+// backend vector whose connection counts are read, at each pick, from the cluster-wide
+// DestStats of the view (so lc/wlc/sed/nq compare the same numbers on every worker).
+//
+// Pick() can exclude destinations already tried for this flow (redispatch after a failed
+// connect) and honours the upper connection threshold (ipvsadm -x: no new work at that many
+// active connections). Owned by one worker thread, never shared, never locked.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "common/clock.h"
+#include "director/service_view.h"
+#include "sched/backend.h"
+#include "sched/persistence.h"
+#include "sched/scheduler.h"
+
+namespace vsc::director {
+
+// The scheduler's flow for a client address: IPv4 as is, IPv6 folded to 32 bits after the
+// persistence prefix is applied (so the whole prefix maps to one persistence template).
+sched::Flow FlowOf(const vservice::AddrPort& client, int prefix_len);
+
+class DestPicker {
+ public:
+  explicit DestPicker(sched::SchedulerOptions options) : options_(options) {}
+
+  // Adopts a new view of the same service; a scheduler or persistence change rebuilds them.
+  void OnView(ServiceViewPtr view);
+
+  // Index into view()->dests of the destination for a new flow, or nullopt when none can take
+  // it. `tried` flags (same size as dests, or empty) are destinations this flow already failed.
+  std::optional<size_t> Pick(const vservice::AddrPort& client, TimePoint now,
+                             std::span<const bool> tried = {});
+
+  const ServiceViewPtr& view() const { return view_; }
+
+ private:
+  sched::SchedulerOptions options_;
+  ServiceViewPtr view_;
+  std::vector<sched::Backend> backends_;
+  std::unique_ptr<sched::Scheduler> scheduler_;
+  std::unique_ptr<sched::PersistenceTable> persistence_;
+  uint32_t picks_since_expire_ = 0;
+};
+
+}  // namespace vsc::director

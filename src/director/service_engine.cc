@@ -1,0 +1,299 @@
+#include "director/service_engine.h"
+
+#include <spdlog/spdlog.h>
+
+#include <asio/post.hpp>
+
+#include "director/udp_nat_service.h"
+
+namespace vsc::director {
+namespace {
+
+using vservice::AddrPort;
+using vservice::Change;
+using vservice::ChangeKind;
+using vservice::ServiceKey;
+using vservice::VirtualService;
+
+Change MakeChange(ChangeKind kind, const ServiceKey& key, std::optional<AddrPort> dest = {}) {
+  Change c;
+  c.kind = kind;
+  c.services = {key};
+  c.dest = dest;
+  return c;
+}
+
+// The destination changes between two versions of one service, in destination order.
+void DiffDests(const VirtualService& a, const VirtualService& b, std::vector<Change>& out) {
+  for (const auto& [addr, cfg] : a.dests) {
+    if (!b.dests.contains(addr)) out.push_back(MakeChange(ChangeKind::kDelDest, a.key, addr));
+  }
+  for (const auto& [addr, cfg] : b.dests) {
+    auto it = a.dests.find(addr);
+    if (it == a.dests.end()) {
+      out.push_back(MakeChange(ChangeKind::kAddDest, b.key, addr));
+    } else if (!(it->second == cfg)) {
+      out.push_back(MakeChange(ChangeKind::kEditDest, b.key, addr));
+    }
+  }
+}
+
+}  // namespace
+
+ServiceEngine::ServiceEngine(asio::io_context& control, net::WorkerPool& pool, const Clock& clock,
+                             const ControlPlane& plane, EngineOptions options)
+    : control_(control),
+      pool_(pool),
+      clock_(clock),
+      plane_(plane),
+      options_(std::move(options)),
+      checker_(
+          control, clock,
+          [this](const ServiceKey& s, const AddrPort& d, bool up, std::optional<uint32_t> weight,
+                 const std::string&) { OnHealth(s, d, up, weight); }) {
+  checker_.SetProbeObserver(
+      [this](const ServiceKey& s, const AddrPort& d, bool ok) { OnProbe(s, d, ok); });
+}
+
+ServiceEngine::~ServiceEngine() { Stop(); }
+
+std::vector<Change> ServiceEngine::Diff(const vservice::VirtualServiceTable& next) const {
+  std::vector<Change> removed, added, edited;
+  for (const auto& [key, vs] : table_.services()) {
+    if (next.Find(key) == nullptr) {
+      Change c = MakeChange(ChangeKind::kDelService, key);
+      c.dests_removed = vs.dests.size();
+      removed.push_back(c);
+    }
+  }
+  for (const auto& [key, vs] : next.services()) {
+    const VirtualService* old = table_.Find(key);
+    if (old == nullptr) {
+      added.push_back(MakeChange(ChangeKind::kAddService, key));
+      for (const auto& [addr, cfg] : vs.dests) {
+        added.push_back(MakeChange(ChangeKind::kAddDest, key, addr));
+      }
+      continue;
+    }
+    if (!(old->config == vs.config)) edited.push_back(MakeChange(ChangeKind::kEditService, key));
+    DiffDests(*old, vs, edited);
+  }
+  removed.insert(removed.end(), added.begin(), added.end());
+  removed.insert(removed.end(), edited.begin(), edited.end());
+  return removed;
+}
+
+Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
+    const ServiceKey& key) {
+  std::vector<std::shared_ptr<WorkerService>> workers;
+  const std::string what = vservice::ToString(key);
+  auto on_failure = [this](const ServiceKey& s, const AddrPort& d, const std::string&) {
+    asio::post(control_, [this, s, d] { OnConnectFailure(s, d); });
+  };
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    asio::io_context& io = pool_.context(i);
+    if (key.proto == vservice::Proto::kTcp) {
+      auto l = net::TcpListener::Listen(io, {ToAsio(key.vip), key.port}, /*reuse_port=*/true);
+      if (!l.ok()) {
+        return l.status().Annotate(what +
+                                   ": the port is in use; choose another port or stop "
+                                   "what listens there");
+      }
+      workers.push_back(std::make_shared<TcpNatService>(io, clock_, options_.sched, options_.nat,
+                                                        on_failure, std::move(l).value()));
+    } else {
+      auto socket = BindUdp(io, {ToAsio(key.vip), key.port});
+      if (!socket.ok()) {
+        return socket.status().Annotate(what +
+                                        ": the port is in use; choose another port or "
+                                        "stop what listens there");
+      }
+      workers.push_back(std::make_shared<UdpNatService>(
+          io, clock_, options_.sched,
+          UdpNatOptions{.session_timeout = options_.udp_session_timeout},
+          std::move(socket).value()));
+    }
+  }
+  return workers;
+}
+
+Result<std::vector<Change>> ServiceEngine::Commit(vservice::VirtualServiceTable next) {
+  if (stopped_) return FailedPrecondition("the director is stopping; no change was made");
+  for (const ServiceKey& key : options_.builtin) {
+    const VirtualService* now = table_.Find(key);
+    const VirtualService* then = next.Find(key);
+    if (now != nullptr && (then == nullptr || !(*now == *then))) {
+      return FailedPrecondition(
+          vservice::ToString(key) +
+          " is the built-in lookup service, served to the registered agents; it cannot be "
+          "deleted or edited through the table (set its scheduler with `vsc adm scheduler`)");
+    }
+  }
+  for (const auto& [key, vs] : next.services()) {
+    for (const auto& [addr, cfg] : vs.dests) {
+      if (cfg.check) {
+        VSC_RETURN_IF_ERROR(vservice::Validate(*cfg.check)
+                                .Annotate("check of " + vservice::ToString(addr) + " in " +
+                                          vservice::ToString(key)));
+      }
+    }
+  }
+  std::vector<Change> changes = Diff(next);
+  // Bind every new socket first: a failure here leaves everything as it was.
+  std::map<ServiceKey, std::vector<std::shared_ptr<WorkerService>>> bound;
+  for (const auto& [key, vs] : next.services()) {
+    if (table_.Find(key) != nullptr || options_.builtin.contains(key)) continue;
+    VSC_ASSIGN_OR_RETURN(bound[key], BindService(key));
+  }
+  // Nothing can fail from here on.
+  for (const auto& [key, vs] : table_.services()) {
+    if (next.Find(key) == nullptr) StopService(key);
+  }
+  vservice::VirtualServiceTable old = std::move(table_);
+  table_ = std::move(next);
+  for (const auto& [key, vs] : table_.services()) {
+    if (options_.builtin.contains(key)) continue;
+    SyncChecks(old.Find(key), &vs);
+    if (auto it = bound.find(key); it != bound.end()) {
+      StartService(vs, std::move(it->second));
+    } else {
+      Publish(key);
+    }
+  }
+  for (const Change& c : changes) {
+    spdlog::info("services: {} {}{}", static_cast<int>(c.kind), vservice::ToString(c.services[0]),
+                 c.dest ? " " + vservice::ToString(*c.dest) : "");
+  }
+  return changes;
+}
+
+void ServiceEngine::StartService(const VirtualService& vs,
+                                 std::vector<std::shared_ptr<WorkerService>> workers) {
+  running_[vs.key].workers = std::move(workers);
+  Publish(vs.key);  // posts the view before the start, so no flow runs without one
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    pool_.Post(i, [w = running_[vs.key].workers[i]] { w->Start(); });
+  }
+  spdlog::info("services: {} listening on {} workers", vservice::ToString(vs.key), pool_.size());
+}
+
+void ServiceEngine::StopService(const ServiceKey& key) {
+  auto it = running_.find(key);
+  if (it == running_.end()) return;
+  for (size_t i = 0; i < it->second.workers.size(); ++i) {
+    pool_.Post(i, [w = it->second.workers[i]] { w->Stop(); });
+  }
+  if (const VirtualService* vs = table_.Find(key)) SyncChecks(vs, nullptr);
+  running_.erase(it);
+}
+
+void ServiceEngine::SyncChecks(const VirtualService* old, const VirtualService* vs) {
+  const ServiceKey key = vs != nullptr ? vs->key : old->key;
+  if (old != nullptr) {
+    for (const auto& [addr, cfg] : old->dests) {
+      const bool kept = vs != nullptr && vs->dests.contains(addr) &&
+                        EffectiveCheck(key.proto, vs->dests.at(addr)).has_value();
+      if (!kept && EffectiveCheck(key.proto, cfg)) {
+        (void)checker_.Remove(key, addr);
+        verdicts_.erase({key, addr});
+      }
+      if (vs == nullptr || !vs->dests.contains(addr)) running_[key].dests.erase(addr);
+    }
+  }
+  if (vs == nullptr) return;
+  for (const auto& [addr, cfg] : vs->dests) {
+    const std::optional<vservice::CheckConfig> check = EffectiveCheck(key.proto, cfg);
+    if (!check) continue;
+    const bool existed = old != nullptr && old->dests.contains(addr) &&
+                         EffectiveCheck(key.proto, old->dests.at(addr)).has_value();
+    if (existed) {
+      (void)checker_.Update(key, addr, *check);
+    } else {
+      Verdict v;
+      v.up = !check->alpha;
+      verdicts_[{key, addr}] = v;
+      (void)checker_.Add(key, addr, *check);  // validated by Commit
+    }
+  }
+}
+
+void ServiceEngine::Publish(const ServiceKey& key) {
+  const VirtualService* vs = table_.Find(key);
+  auto it = running_.find(key);
+  if (vs == nullptr || it == running_.end()) return;
+  Running& run = it->second;
+  std::vector<DestInputs> inputs;
+  for (const auto& [addr, cfg] : vs->dests) {
+    DestInputs in;
+    if (auto v = verdicts_.find({key, addr}); v != verdicts_.end()) {
+      in.check_up = v->second.up;
+      in.check_weight = v->second.weight;
+      in.passive_down = v->second.passive_down;
+    }
+    if (!cfg.agent_id.empty()) in.agent = plane_.membership().Find(cfg.agent_id);
+    auto& stats = run.dests[addr];
+    if (!stats) stats = std::make_shared<DestStats>();
+    in.stats = stats;
+    inputs.push_back(std::move(in));
+  }
+  auto view = BuildServiceView(*vs, inputs, ++version_);
+  view->stats = run.stats;
+  view->sorry_stats = run.sorry;
+  run.view = view;
+  for (size_t i = 0; i < run.workers.size(); ++i) {
+    pool_.Post(i, [w = run.workers[i], view] { w->OnView(view); });
+  }
+}
+
+void ServiceEngine::OnHealth(const ServiceKey& s, const AddrPort& d, bool up,
+                             std::optional<uint32_t> weight) {
+  auto it = verdicts_.find({s, d});
+  if (it == verdicts_.end()) return;
+  it->second.up = up;
+  it->second.weight = weight;
+  if (up) it->second.passive_down = false;
+  Publish(s);
+}
+
+void ServiceEngine::OnProbe(const ServiceKey& s, const AddrPort& d, bool ok) {
+  auto it = verdicts_.find({s, d});
+  if (!ok || it == verdicts_.end() || !it->second.passive_down) return;
+  it->second.passive_down = false;
+  spdlog::info("health: {} of {} answers its check again; takes new flows", vservice::ToString(d),
+               vservice::ToString(s));
+  Publish(s);
+}
+
+void ServiceEngine::OnConnectFailure(const ServiceKey& s, const AddrPort& d) {
+  auto it = verdicts_.find({s, d});
+  // Agent-backed destinations without a check are watched by membership, not marked here.
+  if (it == verdicts_.end() || it->second.passive_down) return;
+  it->second.passive_down = true;
+  (void)checker_.ProbeSoon(s, d);
+  Publish(s);
+}
+
+void ServiceEngine::OnMembershipChanged() {
+  for (const auto& [key, vs] : table_.services()) {
+    for (const auto& [addr, cfg] : vs.dests) {
+      if (cfg.agent_id.empty()) continue;
+      Publish(key);
+      break;
+    }
+  }
+}
+
+void ServiceEngine::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  std::vector<ServiceKey> keys;
+  for (const auto& [key, run] : running_) keys.push_back(key);
+  for (const ServiceKey& key : keys) StopService(key);
+}
+
+ServiceViewPtr ServiceEngine::view(const ServiceKey& key) const {
+  auto it = running_.find(key);
+  return it == running_.end() ? nullptr : it->second.view;
+}
+
+}  // namespace vsc::director

@@ -1,0 +1,118 @@
+// ServiceEngine: the director's service runtime (issue 12, DESIGN §3-§5), the implementation of
+// ServiceEditor. It owns the running VirtualServiceTable and, for every service, one
+// WorkerService per worker on its own SO_REUSEPORT socket; it watches static destinations with
+// the HealthChecker (DefaultStaticCheck when none is configured), follows agent-backed
+// destinations through the ControlPlane's membership, and publishes one immutable ServiceView
+// per service to the workers whenever a verdict, a membership state or the table changes.
+//
+// Built-in services: the lookup service's two entries (UDP dr and TCP nat on lookup_port) are
+// ordinary entries of the table, declared by default, whose destinations are the registered
+// agents; they are served by the lookup runtime (UdpService, TcpService) from the ControlPlane's
+// ClusterView, so Commit refuses to delete or edit them (FailedPrecondition saying so).
+//
+// Commit binds every new socket before it changes anything: a port in use fails the whole
+// commit and leaves everything as it was.
+//
+// Thread safety: every call on the control thread (the io_context given), after the workers'
+// contexts exist. Lifetime: Stop() before the worker pool stops; the engine outlives the
+// control thread's run.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "common/clock.h"
+#include "director/control_plane.h"
+#include "director/counters.h"
+#include "director/health_checker.h"
+#include "director/service_editor.h"
+#include "director/service_view.h"
+#include "director/service_view_builder.h"
+#include "director/stats.h"
+#include "director/tcp_nat_service.h"
+#include "director/worker_service.h"
+#include "net/worker_pool.h"
+
+namespace vsc::director {
+
+struct EngineOptions {
+  sched::SchedulerOptions sched;
+  NatOptions nat;
+  Duration udp_session_timeout = std::chrono::seconds(300);  // ipvsadm --set udp
+  std::set<vservice::ServiceKey> builtin;                    // served by the lookup runtime
+  // The lookup runtime's counters, for the built-in services' figures in Runtime().
+  std::vector<WorkerCounters*> lookup_counters;
+};
+
+class ServiceEngine : public ServiceEditor {
+ public:
+  ServiceEngine(asio::io_context& control, net::WorkerPool& pool, const Clock& clock,
+                const ControlPlane& plane, EngineOptions options);
+  ~ServiceEngine() override;
+
+  const vservice::VirtualServiceTable& table() const override { return table_; }
+  Result<std::vector<vservice::Change>> Commit(vservice::VirtualServiceTable next) override;
+  std::vector<ServiceRuntime> Runtime() const override;
+  Status ZeroCounters(const std::optional<vservice::ServiceKey>& key) override;
+
+  // Membership changed (a registration, a state, a load): republishes the services that have
+  // agent-backed destinations.
+  void OnMembershipChanged();
+  // Stops every service on its worker (no new flows). Idempotent.
+  void Stop();
+
+  // The view last published for a service, or nullptr (built-in or unknown services).
+  ServiceViewPtr view(const vservice::ServiceKey& key) const;
+
+ private:
+  struct Running {
+    std::vector<std::shared_ptr<WorkerService>> workers;
+    std::shared_ptr<ServiceStats> stats = std::make_shared<ServiceStats>();
+    std::shared_ptr<DestStats> sorry = std::make_shared<DestStats>();
+    std::map<vservice::AddrPort, std::shared_ptr<DestStats>> dests;
+    ServiceViewPtr view;
+  };
+  struct Verdict {
+    bool up = true;
+    std::optional<uint32_t> weight;
+    bool passive_down = false;
+  };
+  using DestKey = std::pair<vservice::ServiceKey, vservice::AddrPort>;
+
+  Result<std::vector<std::shared_ptr<WorkerService>>> BindService(const vservice::ServiceKey& key);
+  void StartService(const vservice::VirtualService& vs,
+                    std::vector<std::shared_ptr<WorkerService>> workers);
+  void StopService(const vservice::ServiceKey& key);
+  // Starts, updates and stops health checks so they match `vs` (old: what ran before).
+  void SyncChecks(const vservice::VirtualService* old, const vservice::VirtualService* vs);
+  void Publish(const vservice::ServiceKey& key);
+  void OnHealth(const vservice::ServiceKey& s, const vservice::AddrPort& d, bool up,
+                std::optional<uint32_t> weight);
+  void OnProbe(const vservice::ServiceKey& s, const vservice::AddrPort& d, bool ok);
+  void OnConnectFailure(const vservice::ServiceKey& s, const vservice::AddrPort& d);
+  std::vector<vservice::Change> Diff(const vservice::VirtualServiceTable& next) const;
+  // Runtime() of one service: an engine-run one, or a built-in one from the lookup runtime.
+  ServiceRuntime RuntimeOf(const vservice::VirtualService& vs) const;
+  ServiceRuntime BuiltinRuntime(const vservice::ServiceKey& key) const;
+  // ipvsadm -Z keeps every counter running and remembers where it stood: Runtime() subtracts.
+  Totals Zeroed(const vservice::ServiceKey& key, const std::string& dest, Totals now) const;
+
+  asio::io_context& control_;
+  net::WorkerPool& pool_;
+  const Clock& clock_;
+  const ControlPlane& plane_;
+  EngineOptions options_;
+  vservice::VirtualServiceTable table_;
+  std::map<vservice::ServiceKey, Running> running_;
+  std::map<DestKey, Verdict> verdicts_;
+  HealthChecker checker_;
+  std::map<std::pair<vservice::ServiceKey, std::string>, Totals> zero_base_;  // "" = service
+  uint64_t version_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace vsc::director

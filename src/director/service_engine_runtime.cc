@@ -1,0 +1,137 @@
+// ServiceEngine's figures: Runtime() and ZeroCounters() (ipvsadm -L, -Z).
+#include <arpa/inet.h>
+
+#include "director/service_engine.h"
+
+namespace vsc::director {
+namespace {
+
+Totals TotalsOf(const DestStats& s) {
+  Totals t;
+  t.conns = Read(s.conns);
+  t.in_packets = Read(s.packets_in);
+  t.out_packets = Read(s.packets_out);
+  t.in_bytes = Read(s.bytes_in);
+  t.out_bytes = Read(s.bytes_out);
+  t.active = Read(s.active);
+  return t;
+}
+
+Totals TotalsOf(const ServiceStats& s) {
+  Totals t;
+  t.conns = Read(s.conns);
+  t.in_packets = Read(s.packets_in);
+  t.out_packets = Read(s.packets_out);
+  t.in_bytes = Read(s.bytes_in);
+  t.out_bytes = Read(s.bytes_out);
+  return t;
+}
+
+template <class R>
+void Fill(R& r, const Totals& t) {
+  r.connections = t.conns;
+  r.packets_in = t.in_packets;
+  r.packets_out = t.out_packets;
+  r.bytes_in = t.in_bytes;
+  r.bytes_out = t.out_bytes;
+}
+
+}  // namespace
+
+Totals ServiceEngine::Zeroed(const vservice::ServiceKey& key, const std::string& dest,
+                             Totals now) const {
+  auto it = zero_base_.find({key, dest});
+  if (it == zero_base_.end()) return now;
+  const Totals& b = it->second;
+  now.conns -= std::min(now.conns, b.conns);
+  now.in_packets -= std::min(now.in_packets, b.in_packets);
+  now.out_packets -= std::min(now.out_packets, b.out_packets);
+  now.in_bytes -= std::min(now.in_bytes, b.in_bytes);
+  now.out_bytes -= std::min(now.out_bytes, b.out_bytes);
+  return now;
+}
+
+ServiceRuntime ServiceEngine::RuntimeOf(const vservice::VirtualService& vs) const {
+  if (options_.builtin.contains(vs.key)) return BuiltinRuntime(vs.key);
+  ServiceRuntime r;
+  r.key = vs.key;
+  auto it = running_.find(vs.key);
+  if (it == running_.end() || !it->second.view) return r;
+  const ServiceView& view = *it->second.view;
+  Fill(r, Zeroed(vs.key, "", TotalsOf(*view.stats)));
+  for (const DestView& d : view.dests) {
+    DestRuntime dr;
+    dr.dest = d.dest;
+    dr.server_id = d.server_id;
+    dr.usable = sched::CanTakeNewWork(d.backend);
+    dr.state = d.state;
+    dr.effective_weight = d.backend.weight;
+    const Totals t = Zeroed(vs.key, vservice::ToString(d.dest), TotalsOf(*d.stats));
+    Fill(dr, t);
+    dr.active_conns = t.active;
+    dr.inactive_conns = Read(d.stats->inactive);
+    r.dests.push_back(std::move(dr));
+  }
+  for (const CheckSnapshot& c : checker_.Snapshot()) {
+    if (!(c.service == vs.key)) continue;
+    for (DestRuntime& dr : r.dests) {
+      if (dr.dest == c.dest) dr.check_result = c.last_result;
+    }
+  }
+  return r;
+}
+
+ServiceRuntime ServiceEngine::BuiltinRuntime(const vservice::ServiceKey& key) const {
+  const int svc = key.proto == vservice::Proto::kTcp ? kTcpService : kUdpService;
+  const auto& workers = options_.lookup_counters;
+  ServiceRuntime r;
+  r.key = key;
+  Fill(r, Zeroed(key, "", SumService(workers, svc)));
+  ViewPtr view = plane_.PeekView();
+  for (const ViewServer& s : view->services[svc]) {
+    DestRuntime dr;
+    dr.dest = {vservice::IpAddress::V4(ntohl(s.address.sin_addr.s_addr)),
+               ntohs(s.address.sin_port)};
+    dr.server_id = s.id;
+    dr.usable = sched::CanTakeNewWork(s.backend);
+    if (const auto* rec = plane_.membership().Find(s.id)) {
+      dr.state = std::string(membership::StateName(rec->state));
+    }
+    dr.effective_weight = s.backend.weight;
+    const Totals t = Zeroed(key, vservice::ToString(dr.dest), SumServer(workers, svc, s.slot));
+    Fill(dr, t);
+    dr.active_conns = t.active;
+    r.dests.push_back(std::move(dr));
+  }
+  return r;
+}
+
+std::vector<ServiceRuntime> ServiceEngine::Runtime() const {
+  std::vector<ServiceRuntime> out;
+  for (const auto& [key, vs] : table_.services()) out.push_back(RuntimeOf(vs));
+  return out;
+}
+
+Status ServiceEngine::ZeroCounters(const std::optional<vservice::ServiceKey>& key) {
+  if (key && table_.Find(*key) == nullptr) {
+    return NotFound("No such service: " + vservice::ToString(*key) +
+                    "; list the services with vsc adm -L -n");
+  }
+  for (const auto& [k, vs] : table_.services()) {
+    if (key && !(k == *key)) continue;
+    const ServiceRuntime r = RuntimeOf(vs);  // current figures, net of the last zero
+    Totals st;
+    st.conns = r.connections, st.in_packets = r.packets_in, st.out_packets = r.packets_out;
+    st.in_bytes = r.bytes_in, st.out_bytes = r.bytes_out;
+    zero_base_[{k, ""}] += st;
+    for (const DestRuntime& d : r.dests) {
+      Totals dt;
+      dt.conns = d.connections, dt.in_packets = d.packets_in, dt.out_packets = d.packets_out;
+      dt.in_bytes = d.bytes_in, dt.out_bytes = d.bytes_out;
+      zero_base_[{k, vservice::ToString(d.dest)}] += dt;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace vsc::director

@@ -1,0 +1,112 @@
+#include "director/tcp_nat_service.h"
+
+#include <spdlog/spdlog.h>
+
+namespace vsc::director {
+
+asio::ip::address ToAsio(const vservice::IpAddress& ip) {
+  const auto& b = ip.bytes();
+  if (ip.is_v4()) {
+    return asio::ip::address_v4(asio::ip::address_v4::bytes_type{b[0], b[1], b[2], b[3]});
+  }
+  asio::ip::address_v6::bytes_type v6;
+  std::copy(b.begin(), b.end(), v6.begin());
+  return asio::ip::address_v6(v6);
+}
+
+vservice::IpAddress FromAsio(const asio::ip::address& a) {
+  if (a.is_v4()) return vservice::IpAddress::V4(a.to_v4().to_uint());
+  const auto bytes = a.to_v6().to_bytes();
+  std::array<uint8_t, 16> out;
+  std::copy(bytes.begin(), bytes.end(), out.begin());
+  return vservice::IpAddress::V6(out);
+}
+
+namespace {
+
+asio::ip::tcp::endpoint Endpoint(const vservice::AddrPort& ap) {
+  return {ToAsio(ap.addr), ap.port};
+}
+
+// Accounts one proxied connection on a destination (or the sorry server) while it is open.
+struct OpenConn {
+  explicit OpenConn(DestStats& s) : stats(s) { Bump(stats.active); }
+  ~OpenConn() { Drop(stats.active); }
+  DestStats& stats;
+};
+
+}  // namespace
+
+void TcpNatService::Start() {
+  std::weak_ptr<TcpNatService> weak = weak_from_this();
+  listener_->Start([this, weak](asio::ip::tcp::socket socket) {
+    auto self = weak.lock();
+    if (!self) return;
+    asio::co_spawn(io_, Session(std::move(self), std::move(socket)), asio::detached);
+  });
+}
+
+void TcpNatService::Stop() {
+  if (listener_) listener_->Stop();
+}
+
+asio::awaitable<std::optional<std::pair<asio::ip::tcp::socket, size_t>>> TcpNatService::Dispatch(
+    std::shared_ptr<TcpNatService> self, ServiceViewPtr view, vservice::AddrPort client) {
+  auto tried = std::make_unique<bool[]>(view->dests.size());
+  for (size_t attempt = 0; attempt < view->dests.size(); ++attempt) {
+    std::optional<size_t> pick = self->picker_.Pick(
+        client, self->clock_.Now(), std::span<const bool>(tried.get(), view->dests.size()));
+    if (!pick) break;
+    const DestView& d = view->dests[*pick];
+    if (attempt > 0) Bump(view->stats->redispatched);
+    Bump(d.stats->inactive);
+    auto up = co_await net::Connect(self->io_.get_executor(), Endpoint(d.dest),
+                                    self->options_.connect_timeout);
+    Drop(d.stats->inactive);
+    if (up.ok()) co_return std::pair{std::move(up).value(), *pick};
+    tried[*pick] = true;
+    Bump(d.stats->connect_failures);
+    spdlog::warn("nat {}: {}; trying another destination", vservice::ToString(view->key),
+                 up.status().message());
+    if (self->on_failure_) self->on_failure_(view->key, d.dest, up.status().message());
+  }
+  co_return std::nullopt;
+}
+
+asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self,
+                                             asio::ip::tcp::socket client) {
+  asio::error_code ec;
+  const auto remote = client.remote_endpoint(ec);
+  if (ec) co_return;
+  ServiceViewPtr view = self->picker_.view();  // this flow keeps the view it started with
+  if (!view) co_return;
+  const vservice::AddrPort caddr{FromAsio(remote.address()), remote.port()};
+  ServiceStats& svc = *view->stats;
+  std::shared_ptr<DestStats> dest;
+  std::optional<asio::ip::tcp::socket> upstream;
+  if (auto got = co_await Dispatch(self, view, caddr)) {
+    upstream.emplace(std::move(got->first));
+    dest = view->dests[got->second].stats;
+  } else if (view->config.sorry_server && view->sorry_stats) {
+    auto up = co_await net::Connect(self->io_.get_executor(), Endpoint(*view->config.sorry_server),
+                                    self->options_.connect_timeout);
+    if (up.ok()) {
+      upstream.emplace(std::move(up).value());
+      dest = view->sorry_stats;
+      Bump(svc.to_sorry);
+    }
+  }
+  if (!upstream) {
+    Bump(svc.no_dest);
+    co_return;  // closing the socket tells the client there is no server
+  }
+  Bump(svc.conns);
+  Bump(dest->conns);
+  OpenConn open(*dest);
+  net::ProxyOptions po = self->options_.proxy;
+  po.live_bytes = {{{&dest->bytes_in, &svc.bytes_in}, {&dest->bytes_out, &svc.bytes_out}}};
+  po.live_writes = {{{&dest->packets_in, &svc.packets_in}, {&dest->packets_out, &svc.packets_out}}};
+  co_await net::Proxy(std::move(client), std::move(*upstream), po);
+}
+
+}  // namespace vsc::director

@@ -1,0 +1,74 @@
+// TcpNatService: one TCP virtual service with `nat` destinations on one worker (DESIGN §3): accept
+// a client, pick a destination from the current ServiceView, connect within connect_timeout,
+// and proxy both ways (net::Proxy: splice for bulk, copy for small, half-close kept, bounded
+// buffers). When a connect fails the flow is redispatched to another destination, so the
+// client sees no failure while a usable destination exists, and the failure is reported to the
+// control thread (passive check). With no usable destination the sorry server takes the flow;
+// without one the client is closed and the refusal counted.
+//
+// Owned through shared_ptr: each session holds a reference, so the service may be dropped by
+// the engine (service deleted) while sessions finish on the worker. Every method on the worker.
+#pragma once
+
+#include <asio.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "director/dest_picker.h"
+#include "director/service_view.h"
+#include "director/worker_service.h"
+#include "net/tcp_listener.h"
+#include "net/tcp_proxy.h"
+
+namespace vsc::director {
+
+// A connect to `dest` of `service` failed with `reason`; called on the worker thread.
+using ConnectFailureFn =
+    std::function<void(const vservice::ServiceKey& service, const vservice::AddrPort& dest,
+                       const std::string& reason)>;
+
+struct NatOptions {
+  Duration connect_timeout = std::chrono::seconds(2);
+  net::ProxyOptions proxy;
+};
+
+class TcpNatService : public WorkerService, public std::enable_shared_from_this<TcpNatService> {
+ public:
+  // `listener`: bound (SO_REUSEPORT) on this worker's io_context, not started.
+  TcpNatService(asio::io_context& io, const Clock& clock, sched::SchedulerOptions sched,
+                NatOptions options, ConnectFailureFn on_failure,
+                std::unique_ptr<net::TcpListener> listener)
+      : io_(io),
+        clock_(clock),
+        picker_(sched),
+        options_(options),
+        on_failure_(std::move(on_failure)),
+        listener_(std::move(listener)) {}
+
+  void Start() override;
+  void Stop() override;
+  void OnView(ServiceViewPtr view) override { picker_.OnView(std::move(view)); }
+
+ private:
+  static asio::awaitable<void> Session(std::shared_ptr<TcpNatService> self,
+                                       asio::ip::tcp::socket client);
+  // Connects to a usable destination, trying others after a failure. Returns the socket and
+  // the destination index, or nullopt when none could be reached.
+  static asio::awaitable<std::optional<std::pair<asio::ip::tcp::socket, size_t>>> Dispatch(
+      std::shared_ptr<TcpNatService> self, ServiceViewPtr view, vservice::AddrPort client);
+
+  asio::io_context& io_;
+  const Clock& clock_;
+  DestPicker picker_;
+  NatOptions options_;
+  ConnectFailureFn on_failure_;
+  std::unique_ptr<net::TcpListener> listener_;
+};
+
+// Conversions between the table's addresses and Asio's.
+asio::ip::address ToAsio(const vservice::IpAddress& ip);
+vservice::IpAddress FromAsio(const asio::ip::address& a);
+
+}  // namespace vsc::director

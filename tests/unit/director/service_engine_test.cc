@@ -1,0 +1,320 @@
+// ServiceEngine with real sockets on loopback: TCP nat balancing, redispatch and the passive
+// check, a port in use refused atomically, weight 0 and the sorry server, UDP nat sessions,
+// figures that move while a connection is open.
+#include "director/service_engine.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "probe_servers.h"
+
+namespace vsc::director {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::TcpTestServer;
+using vservice::AddrPort;
+using vservice::DestConfig;
+using vservice::IpAddress;
+using vservice::ServiceKey;
+using vservice::VirtualServiceTable;
+
+AddrPort Local(uint16_t port) { return {IpAddress::V4(0x7f000001), port}; }
+
+// A thread running an io_context, and a way to run code on it and wait for the result.
+class Loop {
+ public:
+  Loop() : guard_(io_.get_executor()), thread_([this] { io_.run(); }) {}
+  ~Loop() {
+    guard_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  template <class F>
+  auto Run(F f) -> decltype(f()) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto result = task.get_future();
+    asio::post(io_, [&task] { task(); });
+    return result.get();
+  }
+  asio::io_context& io() { return io_; }
+
+ private:
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::thread thread_;
+};
+
+// Polls `done` on the test thread until it holds or `limit` passes.
+bool Eventually(const std::function<bool()>& done, milliseconds limit = milliseconds(10000)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(milliseconds(10));  // polling a condition, not waiting for it
+  }
+  return true;
+}
+
+// One TCP request through the service: connect, send, read to EOF. "" when refused or closed.
+std::string Request(uint16_t port, const std::string& what = "ping") {
+  asio::io_context io;
+  asio::ip::tcp::socket s(io);
+  asio::error_code ec;
+  s.connect({asio::ip::address_v4::loopback(), port}, ec);
+  if (ec) return "";
+  asio::write(s, asio::buffer(what), ec);
+  std::string out;
+  char buf[512];
+  for (;;) {
+    size_t n = s.read_some(asio::buffer(buf), ec);
+    out.append(buf, n);
+    if (ec) break;
+  }
+  return out;
+}
+
+uint16_t FreePort() {
+  asio::io_context io;
+  return testing::ClosedTcpPort(io);
+}
+
+class ServiceEngineTest : public ::testing::Test {
+ protected:
+  ServiceEngineTest() : pool_(2), plane_(membership::Config{}, ControlSettings{}) {
+    engine_ =
+        std::make_unique<ServiceEngine>(control_.io(), pool_, clock_, plane_, EngineOptions{});
+    pool_.Start();
+  }
+  ~ServiceEngineTest() override {
+    control_.Run([this] {
+      engine_->Stop();
+      return 0;
+    });
+    pool_.Stop();
+    pool_.Join();
+    control_.Run([this] {
+      engine_.reset();
+      return 0;
+    });
+  }
+
+  Status Commit(const VirtualServiceTable& t) {
+    return control_.Run([&] { return engine_->Commit(t).status(); });
+  }
+  ServiceRuntime Runtime(const ServiceKey& key) {
+    return control_.Run([&] {
+      for (auto& r : engine_->Runtime()) {
+        if (r.key == key) return r;
+      }
+      return ServiceRuntime{};
+    });
+  }
+  DestRuntime Dest(const ServiceKey& key, uint16_t port) {
+    for (auto& d : Runtime(key).dests) {
+      if (d.dest.port == port) return d;
+    }
+    return {};
+  }
+  template <class... A>
+  std::unique_ptr<TcpTestServer> Server(A... a) {
+    return backends_.Run([&] { return std::make_unique<TcpTestServer>(backends_.io(), a...); });
+  }
+  void Close(std::unique_ptr<TcpTestServer>& s) {
+    backends_.Run([&] {
+      s.reset();
+      return 0;
+    });
+  }
+
+  ServiceKey Key(vservice::Proto proto = vservice::Proto::kTcp) {
+    if (!port_) port_ = FreePort();
+    return {proto, IpAddress::V4(0x7f000001), port_};
+  }
+
+  Loop backends_;
+  Loop control_;
+  RealClock clock_;
+  net::WorkerPool pool_;
+  ControlPlane plane_;
+  std::unique_ptr<ServiceEngine> engine_;
+  uint16_t port_ = 0;
+};
+
+DestConfig WithCheck(milliseconds delay_loop) {
+  DestConfig d;
+  d.check = vservice::DefaultStaticCheck();
+  d.check->delay_loop = delay_loop;
+  d.check->connect_timeout = milliseconds(300);
+  d.check->delay_before_retry = milliseconds(100);
+  return d;
+}
+
+TEST_F(ServiceEngineTest, BalancesOverStaticDestinations) {
+  auto a = Server(TcpTestServer::Mode::kRespond, "A");
+  auto b = Server(TcpTestServer::Mode::kRespond, "B");
+  VirtualServiceTable t;
+  vservice::ServiceConfig rr;
+  rr.scheduler = "rr";
+  ASSERT_TRUE(t.AddService(Key(), rr).ok());
+  ASSERT_TRUE(t.AddDest(Key(), Local(a->endpoint().port()), {}).ok());
+  ASSERT_TRUE(t.AddDest(Key(), Local(b->endpoint().port()), {}).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  EXPECT_EQ(control_.Run([&] { return engine_->table() == t; }), true);
+  int seen_a = 0, seen_b = 0;
+  for (int i = 0; i < 20; ++i) {
+    std::string r = Request(port_);
+    seen_a += r == "A";
+    seen_b += r == "B";
+  }
+  EXPECT_EQ(seen_a + seen_b, 20);
+  EXPECT_GE(seen_a, 5);  // rr per worker over two workers: both get a fair share
+  EXPECT_GE(seen_b, 5);
+  const ServiceRuntime r = Runtime(Key());
+  EXPECT_EQ(r.connections, 20u);
+  EXPECT_EQ(r.bytes_in, 20u * 4);  // "ping"
+  EXPECT_EQ(r.bytes_out, 20u);
+  ASSERT_EQ(r.dests.size(), 2u);
+  EXPECT_EQ(r.dests[0].connections + r.dests[1].connections, 20u);
+  EXPECT_TRUE(r.dests[0].usable);
+  EXPECT_EQ(r.dests[0].state, "UP");
+}
+
+TEST_F(ServiceEngineTest, ConnectFailureIsRedispatchedAndMarksTheDestination) {
+  auto a = Server(TcpTestServer::Mode::kRespond, "A");
+  auto b = Server(TcpTestServer::Mode::kRespond, "B");
+  const uint16_t b_port = b->endpoint().port();
+  VirtualServiceTable t;
+  vservice::ServiceConfig rr;
+  rr.scheduler = "rr";
+  ASSERT_TRUE(t.AddService(Key(), rr).ok());
+  // A long delay_loop: after the first probes, only the passive check can notice B dying.
+  ASSERT_TRUE(t.AddDest(Key(), Local(a->endpoint().port()), WithCheck(milliseconds(60000))).ok());
+  ASSERT_TRUE(t.AddDest(Key(), Local(b_port), WithCheck(milliseconds(60000))).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  ASSERT_TRUE(Eventually([&] { return Dest(Key(), b_port).check_result.starts_with("ok"); }));
+  Close(b);  // B refuses from now on
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(Request(port_), "A") << "request " << i;
+  EXPECT_GE(control_.Run([&] { return Read(engine_->view(Key())->stats->redispatched); }), 1u);
+  // Passive mark at once, then the expedited probe and its retry: DOWN within about
+  // delay_before_retry + 2 connect_timeouts, far below delay_loop.
+  ASSERT_TRUE(Eventually([&] { return Dest(Key(), b_port).state == "DOWN"; }, milliseconds(3000)));
+  EXPECT_FALSE(Dest(Key(), b_port).usable);
+}
+
+TEST_F(ServiceEngineTest, DownDestinationComesBackWhenItsCheckPasses) {
+  auto a = Server(TcpTestServer::Mode::kRespond, "A");
+  const uint16_t b_port = FreePort();
+  VirtualServiceTable t;
+  vservice::ServiceConfig rr;
+  rr.scheduler = "rr";  // wlc would keep picking A: with no open connection both cost 0
+  ASSERT_TRUE(t.AddService(Key(), rr).ok());
+  ASSERT_TRUE(t.AddDest(Key(), Local(a->endpoint().port()), WithCheck(milliseconds(200))).ok());
+  ASSERT_TRUE(t.AddDest(Key(), Local(b_port), WithCheck(milliseconds(200))).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  ASSERT_TRUE(Eventually([&] { return Dest(Key(), b_port).state == "DOWN"; }));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(Request(port_), "A");
+  auto b = Server(TcpTestServer::Mode::kRespond, "B", b_port);
+  ASSERT_TRUE(Eventually([&] { return Dest(Key(), b_port).usable; }));
+  EXPECT_TRUE(Eventually([&] { return Request(port_) == "B"; }));
+}
+
+TEST_F(ServiceEngineTest, PortInUseFailsTheWholeCommit) {
+  asio::io_context io;
+  asio::ip::tcp::acceptor taken(io, {asio::ip::address_v4::loopback(), 0});  // no SO_REUSEPORT
+  const ServiceKey free_key = Key();
+  const ServiceKey busy{vservice::Proto::kTcp, IpAddress::V4(0x7f000001),
+                        taken.local_endpoint().port()};
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(free_key, {}).ok());
+  ASSERT_TRUE(t.AddService(busy, {}).ok());
+  Status s = Commit(t);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("in use"), std::string::npos) << s.message();
+  EXPECT_TRUE(control_.Run([&] { return engine_->table().services().empty(); }));
+  // Nothing of the failed commit listens: the free port is still free.
+  asio::ip::tcp::socket c(io);
+  asio::error_code ec;
+  c.connect({asio::ip::address_v4::loopback(), free_key.port}, ec);
+  EXPECT_TRUE(ec);
+}
+
+TEST_F(ServiceEngineTest, WeightZeroIsQuiescentAndTheSorryServerTakesOver) {
+  auto a = Server(TcpTestServer::Mode::kRespond, "A");
+  auto sorry = Server(TcpTestServer::Mode::kRespond, "SORRY");
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(Key(), {}).ok());
+  DestConfig zero;
+  zero.weight = 0;
+  ASSERT_TRUE(t.AddDest(Key(), Local(a->endpoint().port()), zero).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  EXPECT_EQ(Request(port_), "");  // no usable destination, no sorry server: closed
+  EXPECT_EQ(Dest(Key(), a->endpoint().port()).state, "QUIESCENT");
+  vservice::ServiceConfig with_sorry;
+  with_sorry.sorry_server = Local(sorry->endpoint().port());
+  ASSERT_TRUE(t.EditService(Key(), with_sorry).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  EXPECT_EQ(Request(port_), "SORRY");
+  ASSERT_TRUE(t.EditDest(Key(), Local(a->endpoint().port()), {}).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  EXPECT_EQ(Request(port_), "A");
+  EXPECT_EQ(control_.Run([&] { return Read(engine_->view(Key())->stats->to_sorry); }), 1u);
+}
+
+TEST_F(ServiceEngineTest, FiguresMoveWhileAConnectionIsOpen) {
+  auto echo = Server(TcpTestServer::Mode::kSilent);  // accepts, never answers, never closes
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(Key(), {}).ok());
+  ASSERT_TRUE(t.AddDest(Key(), Local(echo->endpoint().port()), {}).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  asio::io_context io;
+  asio::ip::tcp::socket c(io);
+  c.connect({asio::ip::address_v4::loopback(), port_});
+  asio::write(c, asio::buffer(std::string(1000, 'x')));
+  EXPECT_TRUE(Eventually([&] {
+    DestRuntime d = Dest(Key(), echo->endpoint().port());
+    return d.active_conns == 1 && d.bytes_in == 1000 && d.connections == 1;
+  }));
+  ASSERT_TRUE(control_.Run([&] { return engine_->ZeroCounters(std::nullopt); }).ok());
+  EXPECT_EQ(Dest(Key(), echo->endpoint().port()).bytes_in, 0u);
+  EXPECT_EQ(Dest(Key(), echo->endpoint().port()).active_conns, 1u);  // -Z zeroes totals only
+}
+
+TEST_F(ServiceEngineTest, UdpNatKeepsASessionAndRelaysReplies) {
+  std::unique_ptr<testing::UdpEcho> echo =
+      backends_.Run([&] { return std::make_unique<testing::UdpEcho>(backends_.io()); });
+  const ServiceKey key{vservice::Proto::kUdp, IpAddress::V4(0x7f000001), FreePort()};
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(key, {}).ok());
+  ASSERT_TRUE(t.AddDest(key, Local(echo->endpoint().port()), {}).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  asio::io_context io;
+  asio::ip::udp::socket c(io, {asio::ip::address_v4::loopback(), 0});
+  c.connect({asio::ip::address_v4::loopback(), key.port});
+  timeval two_seconds{2, 0};  // a lost reply fails the test instead of hanging it
+  ::setsockopt(c.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &two_seconds, sizeof(two_seconds));
+  for (int i = 0; i < 3; ++i) {
+    const std::string msg = "hello " + std::to_string(i);
+    c.send(asio::buffer(msg));
+    char buf[64];
+    size_t n = c.receive(asio::buffer(buf));  // the reply comes from the service's address
+    EXPECT_EQ(std::string(buf, n), msg);
+  }
+  const ServiceRuntime r = Runtime(key);
+  ASSERT_EQ(r.dests.size(), 1u);
+  EXPECT_EQ(r.dests[0].connections, 1u);  // one session for one client address:port
+  EXPECT_EQ(r.dests[0].active_conns, 1u);
+  EXPECT_EQ(r.dests[0].packets_in, 3u);
+  EXPECT_EQ(r.dests[0].packets_out, 3u);
+  backends_.Run([&] {
+    echo.reset();
+    return 0;
+  });
+}
+
+}  // namespace
+}  // namespace vsc::director

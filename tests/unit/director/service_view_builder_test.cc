@@ -1,0 +1,169 @@
+#include "director/service_view_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "director/dest_picker.h"
+
+namespace vsc::director {
+namespace {
+
+using vservice::AddrPort;
+using vservice::DestConfig;
+using vservice::IpAddress;
+using vservice::ServiceKey;
+using vservice::VirtualService;
+
+AddrPort Dest(uint8_t last) { return {IpAddress::V4(0x0a000000u | last), 80}; }
+
+VirtualService Service(size_t dests, uint32_t weight = 1) {
+  VirtualService vs;
+  vs.key = ServiceKey{vservice::Proto::kTcp, IpAddress::V4(0x0a0000fe), 80};
+  for (size_t i = 0; i < dests; ++i) {
+    DestConfig c;
+    c.weight = weight;
+    vs.dests[Dest(static_cast<uint8_t>(i + 1))] = c;
+  }
+  return vs;
+}
+
+std::vector<DestInputs> Inputs(size_t n) {
+  std::vector<DestInputs> in(n);
+  for (auto& i : in) i.stats = std::make_shared<DestStats>();
+  return in;
+}
+
+TEST(ServiceViewBuilder, StaticDestinationFollowsItsCheckAndPassiveMark) {
+  VirtualService vs = Service(3);
+  auto in = Inputs(3);
+  in[1].check_up = false;
+  in[2].passive_down = true;
+  auto view = BuildServiceView(vs, in, 7);
+  ASSERT_EQ(view->dests.size(), 3u);
+  EXPECT_EQ(view->version, 7u);
+  EXPECT_TRUE(sched::CanTakeNewWork(view->dests[0].backend));
+  EXPECT_EQ(view->dests[0].state, "UP");
+  EXPECT_FALSE(view->dests[1].backend.available);
+  EXPECT_EQ(view->dests[1].state, "DOWN");
+  EXPECT_EQ(view->dests[1].backend.weight, 1u);  // removed from the pool, weight kept
+  EXPECT_FALSE(view->dests[2].backend.available);
+  EXPECT_EQ(view->dests[2].state, "FAILING");
+  EXPECT_EQ(view->dests[0].stats, in[0].stats);
+}
+
+TEST(ServiceViewBuilder, InhibitOnFailureWeightZeroQuiescentAndMiscDynamic) {
+  VirtualService vs = Service(3);
+  auto it = vs.dests.begin();
+  it->second.check = vservice::DefaultStaticCheck();
+  it->second.check->inhibit_on_failure = true;
+  (++it)->second.weight = 0;
+  auto in = Inputs(3);
+  in[0].check_up = false;
+  in[2].check_weight = 9;
+  auto view = BuildServiceView(vs, in, 1);
+  EXPECT_EQ(view->dests[0].backend.weight, 0u);
+  EXPECT_FALSE(view->dests[0].backend.available);
+  EXPECT_TRUE(view->dests[1].backend.available);
+  EXPECT_EQ(view->dests[1].state, "QUIESCENT");
+  EXPECT_FALSE(sched::CanTakeNewWork(view->dests[1].backend));
+  EXPECT_EQ(view->dests[2].backend.weight, 9u);
+}
+
+TEST(ServiceViewBuilder, AgentDestinationFollowsMembershipAndLoad) {
+  VirtualService vs = Service(4, 3);
+  for (auto& [addr, cfg] : vs.dests) cfg.agent_id = "rs" + std::to_string(addr.addr.v4() & 0xff);
+  membership::ServerRecord active, drained, silent;
+  active.state = membership::State::kActive;
+  active.weight = 1;
+  active.load.run_queue = 2.5;
+  active.load.response_ms = 40;
+  drained.state = membership::State::kDraining;
+  drained.weight = 0;
+  silent.state = membership::State::kSilent;
+  auto in = Inputs(4);
+  in[0].agent = &active;
+  in[1].agent = &drained;
+  in[2].agent = &silent;  // in[3]: not registered
+  auto view = BuildServiceView(vs, in, 1);
+  EXPECT_TRUE(sched::CanTakeNewWork(view->dests[0].backend));
+  EXPECT_EQ(view->dests[0].backend.weight, 3u);  // the destination's weight, not the agent's
+  EXPECT_EQ(view->dests[0].backend.run_queue, 2.5);
+  EXPECT_EQ(view->dests[0].backend.response_ms, 40);
+  EXPECT_EQ(view->dests[0].state, "ACTIVE");
+  EXPECT_EQ(view->dests[0].server_id, "rs1");
+  EXPECT_EQ(view->dests[1].backend.weight, 0u);
+  EXPECT_FALSE(sched::CanTakeNewWork(view->dests[1].backend));
+  EXPECT_FALSE(view->dests[2].backend.available);
+  EXPECT_EQ(view->dests[2].state, "SILENT");
+  EXPECT_FALSE(view->dests[3].backend.available);
+  EXPECT_EQ(view->dests[3].state, "UNREGISTERED");
+}
+
+TEST(ServiceViewBuilder, EffectiveCheck) {
+  const auto tcp = vservice::Proto::kTcp, udp = vservice::Proto::kUdp;
+  DestConfig st;
+  ASSERT_TRUE(EffectiveCheck(tcp, st).has_value());
+  EXPECT_EQ(*EffectiveCheck(tcp, st), vservice::DefaultStaticCheck());
+  ASSERT_TRUE(EffectiveCheck(udp, st).has_value());
+  EXPECT_EQ(EffectiveCheck(udp, st)->type, vservice::CheckType::kUdp);
+  EXPECT_EQ(EffectiveCheck(udp, st)->delay_loop, std::chrono::seconds(1));
+  EXPECT_TRUE(vservice::Validate(*EffectiveCheck(udp, st)).ok());
+  DestConfig agent;
+  agent.agent_id = "rs1";
+  EXPECT_FALSE(EffectiveCheck(tcp, agent).has_value());
+  agent.check = vservice::DefaultCheck(vservice::CheckType::kHttpGet);
+  EXPECT_EQ(EffectiveCheck(tcp, agent), agent.check);
+}
+
+// Two workers share one view: wlc sees the connections the other worker opened.
+TEST(DestPicker, ConnectionCountsAreClusterWide) {
+  VirtualService vs = Service(5);
+  auto view = std::shared_ptr<const ServiceView>(BuildServiceView(vs, Inputs(5), 1));
+  DestPicker w1({}), w2({});
+  w1.OnView(view);
+  w2.OnView(view);
+  const AddrPort client{IpAddress::V4(0xc0a80001), 1000};
+  for (int i = 0; i < 5; ++i) {
+    DestPicker& w = i % 2 ? w2 : w1;
+    auto pick = w.Pick(client, TimePoint{});
+    ASSERT_TRUE(pick.has_value());
+    Bump(view->dests[*pick].stats->active);  // the connection stays open
+  }
+  for (const DestView& d : view->dests) EXPECT_EQ(Read(d.stats->active), 1u);
+}
+
+TEST(DestPicker, UpperThresholdAndTriedDestinationsAreSkipped) {
+  VirtualService vs = Service(2);
+  vs.dests.begin()->second.u_threshold = 1;
+  auto view = std::shared_ptr<const ServiceView>(BuildServiceView(vs, Inputs(2), 1));
+  DestPicker p({});
+  p.OnView(view);
+  const AddrPort client{IpAddress::V4(0xc0a80001), 1000};
+  Bump(view->dests[0].stats->active);  // dest 0 at its threshold
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(p.Pick(client, TimePoint{}), 1u);
+  const bool tried[] = {false, true};
+  EXPECT_EQ(p.Pick(client, TimePoint{}, tried), std::nullopt);
+  Drop(view->dests[0].stats->active);
+  EXPECT_EQ(p.Pick(client, TimePoint{}, tried), 0u);
+}
+
+TEST(DestPicker, PersistenceKeepsAClientOnItsDestination) {
+  VirtualService vs = Service(4);
+  vs.config.scheduler = "rr";
+  vs.config.persistence = vservice::Persistence{60, 24};
+  auto view = std::shared_ptr<const ServiceView>(BuildServiceView(vs, Inputs(4), 1));
+  DestPicker p({});
+  p.OnView(view);
+  const TimePoint t0{};
+  auto first = p.Pick({IpAddress::V4(0xc0a80001), 1}, t0);
+  for (uint16_t port = 2; port < 20; ++port) {
+    // Same /24: the same destination, although rr would move on.
+    EXPECT_EQ(p.Pick({IpAddress::V4(0xc0a80002), port}, t0), first);
+  }
+}
+
+}  // namespace
+}  // namespace vsc::director
