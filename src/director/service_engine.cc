@@ -15,6 +15,27 @@ using vservice::ChangeKind;
 using vservice::ServiceKey;
 using vservice::VirtualService;
 
+// ipvsadm's command names (cmdnames[] in ipvsadm.c), for the log.
+const char* KindName(ChangeKind kind) {
+  switch (kind) {
+    case ChangeKind::kAddService:
+      return "add-service";
+    case ChangeKind::kEditService:
+      return "edit-service";
+    case ChangeKind::kDelService:
+      return "delete-service";
+    case ChangeKind::kAddDest:
+      return "add-server";
+    case ChangeKind::kEditDest:
+      return "edit-server";
+    case ChangeKind::kDelDest:
+      return "delete-server";
+    case ChangeKind::kClear:
+      return "flush";
+  }
+  return "?";
+}
+
 Change MakeChange(ChangeKind kind, const ServiceKey& key, std::optional<AddrPort> dest = {}) {
   Change c;
   c.kind = kind;
@@ -161,7 +182,7 @@ Result<std::vector<Change>> ServiceEngine::Commit(vservice::VirtualServiceTable 
     }
   }
   for (const Change& c : changes) {
-    spdlog::info("services: {} {}{}", static_cast<int>(c.kind), vservice::ToString(c.services[0]),
+    spdlog::info("services: {} {}{}", KindName(c.kind), vservice::ToString(c.services[0]),
                  c.dest ? " " + vservice::ToString(*c.dest) : "");
   }
   return changes;

@@ -1,29 +1,23 @@
 // ServiceEngine's figures: Runtime() and ZeroCounters() (ipvsadm -L, -Z).
 #include <arpa/inet.h>
 
+#include <type_traits>
+
 #include "director/service_engine.h"
 
 namespace vsc::director {
 namespace {
 
-Totals TotalsOf(const DestStats& s) {
+// The totals both stats structs carry; a destination also has its open connections.
+template <class S>
+Totals TotalsOf(const S& s) {
   Totals t;
   t.conns = Read(s.conns);
   t.in_packets = Read(s.packets_in);
   t.out_packets = Read(s.packets_out);
   t.in_bytes = Read(s.bytes_in);
   t.out_bytes = Read(s.bytes_out);
-  t.active = Read(s.active);
-  return t;
-}
-
-Totals TotalsOf(const ServiceStats& s) {
-  Totals t;
-  t.conns = Read(s.conns);
-  t.in_packets = Read(s.packets_in);
-  t.out_packets = Read(s.packets_out);
-  t.in_bytes = Read(s.bytes_in);
-  t.out_bytes = Read(s.bytes_out);
+  if constexpr (std::is_same_v<S, DestStats>) t.active = Read(s.active);
   return t;
 }
 
@@ -34,6 +28,18 @@ void Fill(R& r, const Totals& t) {
   r.packets_out = t.out_packets;
   r.bytes_in = t.in_bytes;
   r.bytes_out = t.out_bytes;
+}
+
+// The inverse of Fill: the totals a runtime record shows.
+template <class R>
+Totals Shown(const R& r) {
+  Totals t;
+  t.conns = r.connections;
+  t.in_packets = r.packets_in;
+  t.out_packets = r.packets_out;
+  t.in_bytes = r.bytes_in;
+  t.out_bytes = r.bytes_out;
+  return t;
 }
 
 }  // namespace
@@ -120,16 +126,8 @@ Status ServiceEngine::ZeroCounters(const std::optional<vservice::ServiceKey>& ke
   for (const auto& [k, vs] : table_.services()) {
     if (key && !(k == *key)) continue;
     const ServiceRuntime r = RuntimeOf(vs);  // current figures, net of the last zero
-    Totals st;
-    st.conns = r.connections, st.in_packets = r.packets_in, st.out_packets = r.packets_out;
-    st.in_bytes = r.bytes_in, st.out_bytes = r.bytes_out;
-    zero_base_[{k, ""}] += st;
-    for (const DestRuntime& d : r.dests) {
-      Totals dt;
-      dt.conns = d.connections, dt.in_packets = d.packets_in, dt.out_packets = d.packets_out;
-      dt.in_bytes = d.bytes_in, dt.out_bytes = d.bytes_out;
-      zero_base_[{k, vservice::ToString(d.dest)}] += dt;
-    }
+    zero_base_[{k, ""}] += Shown(r);
+    for (const DestRuntime& d : r.dests) zero_base_[{k, vservice::ToString(d.dest)}] += Shown(d);
   }
   return Status::Ok();
 }
