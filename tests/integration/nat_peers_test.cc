@@ -1,0 +1,300 @@
+// Virtual services in front of real Debian servers that run no agent (issue 12): two nginx
+// backends behind a TCP nat service exercised with curl (redispatch when one is killed, the
+// default check marks it down within its bound, a restart brings it back, weight 0, the sorry
+// server), and dnsmasq behind a UDP nat service exercised with dig. The director runs in this
+// process; the peers are child processes with their own configuration in a temporary
+// directory, on 127.0.0.x ports. Needs nginx-light, dnsmasq-base, bind9-dnsutils and curl
+// (scripts/install-deps).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/subprocess.h"
+#include "director/director.h"
+#include "support/temp_dir.h"
+
+namespace vsc::director {
+namespace {
+
+using std::chrono::milliseconds;
+using vservice::AddrPort;
+using vservice::IpAddress;
+using vservice::ServiceKey;
+
+constexpr const char* kNginx = "/usr/sbin/nginx";
+constexpr const char* kDnsmasq = "/usr/sbin/dnsmasq";
+constexpr const char* kDig = "/usr/bin/dig";
+constexpr const char* kCurl = "/usr/bin/curl";
+
+uint16_t FreePort(const char* host) {
+  asio::io_context io;
+  asio::ip::tcp::acceptor a(io, {asio::ip::make_address(host), 0});
+  const uint16_t tcp = a.local_endpoint().port();
+  asio::ip::udp::socket u(io);  // the same number must be free for UDP too (dnsmasq)
+  asio::error_code ec;
+  u.open(asio::ip::udp::v4());
+  u.bind({asio::ip::make_address(host), tcp}, ec);
+  return ec ? FreePort(host) : tcp;
+}
+
+AddrPort At(const char* host, uint16_t port) { return {*IpAddress::Parse(host), port}; }
+
+std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[512];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+bool Eventually(const std::function<bool()>& done, milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(milliseconds(20));  // polling a condition, not waiting for it
+  }
+  return true;
+}
+
+// One nginx answering `body` on host:port, its configuration in its own directory.
+class Nginx {
+ public:
+  Nginx(const std::string& dir, const char* host, uint16_t port, const std::string& body)
+      : dir_(dir), host_(host), port_(port) {
+    std::filesystem::create_directories(dir + "/tmp");
+    std::ofstream(dir + "/nginx.conf")
+        << "daemon off; master_process off; worker_processes 1;\n"
+        << "pid " << dir << "/nginx.pid; error_log " << dir << "/error.log;\n"
+        << "events { worker_connections 512; }\n"
+        << "http { access_log off; client_body_temp_path " << dir << "/tmp;\n"
+        << "  proxy_temp_path " << dir << "/tmp; fastcgi_temp_path " << dir << "/tmp;\n"
+        << "  uwsgi_temp_path " << dir << "/tmp; scgi_temp_path " << dir << "/tmp;\n"
+        << "  server { listen " << host << ":" << port << ";\n"
+        << "    location / { return 200 \"" << body << "\\n\"; } } }\n";
+  }
+  void Start() {
+    SpawnOptions o;
+    o.argv = {kNginx, "-p", dir_, "-c", dir_ + "/nginx.conf", "-e", dir_ + "/error.log"};
+    o.log_path = dir_ + "/out.log";
+    auto p = Subprocess::Spawn(o);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    proc_.emplace(std::move(p).value());
+    ASSERT_TRUE(Eventually([&] { return Connectable(); }, milliseconds(10000)))
+        << "nginx on " << host_ << ":" << port_ << " did not start; see " << dir_;
+  }
+  void Kill() {
+    if (!proc_) return;
+    (void)proc_->Signal(SIGKILL);
+    proc_->Wait(std::chrono::seconds(5));
+    proc_.reset();
+  }
+  bool Connectable() const {
+    asio::io_context io;
+    asio::ip::tcp::socket s(io);
+    asio::error_code ec;
+    s.connect({asio::ip::make_address(host_), port_}, ec);
+    return !ec;
+  }
+  AddrPort addr() const { return At(host_, port_); }
+
+ private:
+  std::string dir_;
+  const char* host_;
+  uint16_t port_;
+  std::optional<Subprocess> proc_;
+};
+
+proto::ClusterKey TestKey() {
+  std::array<uint8_t, proto::ClusterKey::kBytes> b;
+  b.fill(5);
+  return proto::ClusterKey::FromBytes(b);
+}
+
+class NatPeersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* tool : {kNginx, kDnsmasq, kDig, kCurl}) {
+      if (!std::filesystem::exists(tool)) {
+        GTEST_SKIP() << tool << " is not installed; run scripts/install-deps";
+      }
+    }
+    vip_port_ = FreePort("127.0.0.1");
+    a_ = std::make_unique<Nginx>(dir_.File("a"), "127.0.0.2", FreePort("127.0.0.2"), "backend-a");
+    b_ = std::make_unique<Nginx>(dir_.File("b"), "127.0.0.3", FreePort("127.0.0.3"), "backend-b");
+    ASSERT_NO_FATAL_FAILURE(a_->Start());
+    ASSERT_NO_FATAL_FAILURE(b_->Start());
+  }
+  void TearDown() override {
+    if (director_) director_->Stop();
+  }
+
+  ServiceKey Tcp() const { return {vservice::Proto::kTcp, IpAddress::V4(0x7f000001), vip_port_}; }
+
+  // Starts the director with `table` as its configured services (as the TOML loader gives it).
+  void StartDirector(vservice::VirtualServiceTable table) {
+    DirectorConfig c;
+    c.lookup_port = c.control_port = c.heartbeat_port = c.admin_port = 0;
+    c.workers = 2;
+    c.insecure = true;
+    c.log_file = dir_.File("director-log.db");  // absent: replication off
+    c.services = std::move(table);
+    director_ = std::make_unique<Director>(c, TestKey(), "token", clock_);
+    Status s = director_->Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  template <class F>
+  auto OnControl(F f) -> decltype(f()) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto result = task.get_future();
+    asio::post(director_->control_context(), [&task] { task(); });
+    return result.get();
+  }
+  DestRuntime Dest(const ServiceKey& key, const AddrPort& addr) {
+    return OnControl([&] {
+      for (const ServiceRuntime& r : director_->services().Runtime()) {
+        if (!(r.key == key)) continue;
+        for (const DestRuntime& d : r.dests) {
+          if (d.dest == addr) return d;
+        }
+      }
+      return DestRuntime{};
+    });
+  }
+  Status Edit(const std::function<Status(vservice::VirtualServiceTable&)>& edit) {
+    return OnControl([&] {
+      vservice::VirtualServiceTable next = director_->services().table();
+      VSC_RETURN_IF_ERROR(edit(next));
+      return director_->services().Commit(std::move(next)).status();
+    });
+  }
+  std::string Curl() {
+    return Shell(std::string(kCurl) + " -s -m 5 http://127.0.0.1:" + std::to_string(vip_port_) +
+                 "/");
+  }
+
+  test_support::TempDir dir_;
+  RealClock clock_;
+  uint16_t vip_port_ = 0;
+  std::unique_ptr<Nginx> a_, b_;
+  std::unique_ptr<Director> director_;
+};
+
+vservice::VirtualServiceTable TwoBackends(const ServiceKey& key, const AddrPort& a,
+                                          const AddrPort& b) {
+  vservice::VirtualServiceTable t;
+  vservice::ServiceConfig rr;
+  rr.scheduler = "rr";
+  EXPECT_TRUE(t.AddService(key, rr).ok());
+  EXPECT_TRUE(t.AddDest(key, a, {}).ok());  // no check configured: DefaultStaticCheck
+  EXPECT_TRUE(t.AddDest(key, b, {}).ok());
+  return t;
+}
+
+TEST_F(NatPeersTest, KilledBackendIsRedispatchedMarkedDownAndComesBack) {
+  ASSERT_NO_FATAL_FAILURE(StartDirector(TwoBackends(Tcp(), a_->addr(), b_->addr())));
+  int seen_a = 0, seen_b = 0;
+  for (int i = 0; i < 20; ++i) {
+    const std::string body = Curl();
+    seen_a += body == "backend-a\n";
+    seen_b += body == "backend-b\n";
+  }
+  EXPECT_EQ(seen_a + seen_b, 20);
+  EXPECT_GT(seen_a, 0);
+  EXPECT_GT(seen_b, 0);
+
+  b_->Kill();
+  // While the clients keep coming, a poller notes when the director marks B DOWN.
+  const auto killed = std::chrono::steady_clock::now();
+  std::atomic<int64_t> down_after_ms{-1};
+  std::thread poller([&] {
+    while (std::chrono::steady_clock::now() - killed < std::chrono::seconds(10)) {
+      if (Dest(Tcp(), b_->addr()).state == "DOWN") {
+        down_after_ms =
+            std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - killed)
+                .count();
+        return;
+      }
+      std::this_thread::sleep_for(milliseconds(20));  // polling a condition
+    }
+  });
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(Curl(), "backend-a\n") << "request " << i;
+  poller.join();
+  // keepalived's bound for a refusing server: delay_loop × retry + connect_timeout.
+  const vservice::CheckConfig check = vservice::DefaultStaticCheck();
+  const int64_t bound_ms = std::chrono::duration_cast<milliseconds>(check.delay_loop * check.retry +
+                                                                    check.connect_timeout)
+                               .count();
+  ASSERT_GE(down_after_ms.load(), 0) << "B never marked DOWN";
+  EXPECT_LE(down_after_ms.load(), bound_ms);
+  std::printf("backend marked DOWN %lld ms after the kill (bound %lld ms)\n",
+              static_cast<long long>(down_after_ms.load()), static_cast<long long>(bound_ms));
+
+  ASSERT_NO_FATAL_FAILURE(b_->Start());
+  ASSERT_TRUE(Eventually([&] { return Dest(Tcp(), b_->addr()).usable; },
+                         std::chrono::duration_cast<milliseconds>(check.delay_loop * 2)));
+  EXPECT_TRUE(Eventually([&] { return Curl() == "backend-b\n"; }, milliseconds(5000)));
+}
+
+TEST_F(NatPeersTest, WeightZeroQuiescesAndTheSorryServerAnswersWhenNoneIsLeft) {
+  Nginx sorry(dir_.File("sorry"), "127.0.0.4", FreePort("127.0.0.4"), "sorry");
+  ASSERT_NO_FATAL_FAILURE(sorry.Start());
+  ASSERT_NO_FATAL_FAILURE(StartDirector(TwoBackends(Tcp(), a_->addr(), b_->addr())));
+  vservice::DestConfig zero;
+  zero.weight = 0;
+  ASSERT_TRUE(Edit([&](auto& t) { return t.EditDest(Tcp(), a_->addr(), zero).status(); }).ok());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(Curl(), "backend-b\n");
+  EXPECT_EQ(Dest(Tcp(), a_->addr()).state, "QUIESCENT");
+  vservice::ServiceConfig with_sorry;
+  with_sorry.scheduler = "rr";
+  with_sorry.sorry_server = sorry.addr();
+  ASSERT_TRUE(Edit([&](auto& t) {
+                VSC_RETURN_IF_ERROR(t.EditService(Tcp(), with_sorry).status());
+                return t.EditDest(Tcp(), b_->addr(), zero).status();
+              }).ok());
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Curl(), "sorry\n");
+}
+
+TEST_F(NatPeersTest, UdpNatInFrontOfDnsmasq) {
+  const uint16_t dns_port = FreePort("127.0.0.2");
+  SpawnOptions o;
+  o.argv = {kDnsmasq,
+            "--keep-in-foreground",
+            "--no-resolv",
+            "--no-hosts",
+            "--listen-address=127.0.0.2",
+            "--bind-interfaces",
+            "--port=" + std::to_string(dns_port),
+            "--address=/vsc.test/10.9.8.7",
+            "--pid-file=" + dir_.File("dnsmasq.pid"),
+            "--user=root"};
+  o.log_path = dir_.File("dnsmasq.log");
+  auto dns = Subprocess::Spawn(o);
+  ASSERT_TRUE(dns.ok()) << dns.status().ToString();
+  const ServiceKey udp{vservice::Proto::kUdp, IpAddress::V4(0x7f000001), vip_port_};
+  vservice::VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(udp, {}).ok());
+  ASSERT_TRUE(t.AddDest(udp, At("127.0.0.2", dns_port), {}).ok());
+  ASSERT_NO_FATAL_FAILURE(StartDirector(std::move(t)));
+  const std::string dig = std::string(kDig) + " @127.0.0.1 -p " + std::to_string(vip_port_) +
+                          " vsc.test +short +time=1 +tries=1";
+  ASSERT_TRUE(Eventually([&] { return Shell(dig) == "10.9.8.7\n"; }, milliseconds(10000)))
+      << Shell(dig);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(Shell(dig), "10.9.8.7\n");
+  const DestRuntime d = Dest(udp, At("127.0.0.2", dns_port));
+  EXPECT_GE(d.connections, 6u);  // dig uses a new source port each run: one session each
+  EXPECT_EQ(d.packets_in, d.packets_out);
+}
+
+}  // namespace
+}  // namespace vsc::director
