@@ -19,5 +19,6 @@ void AddRealServerCommand(CLI::App& app);
 void AddAdmCommand(CLI::App& app);
 void AddDemoCommand(CLI::App& app);
 void AddSqlCommand(CLI::App& app);
+void AddRingCommands(CLI::App& app);  // ring, ring owner, clip publish|subscribe|fetch
 
 }  // namespace vsc::cli

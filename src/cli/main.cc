@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   vsc::cli::AddAdmCommand(app);
   vsc::cli::AddDemoCommand(app);
   vsc::cli::AddSqlCommand(app);
+  vsc::cli::AddRingCommands(app);
   vsc::cli::AllowParentOptionsAfterSubcommands(app);
   try {
     app.parse(argc, argv);

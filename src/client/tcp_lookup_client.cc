@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "client/lookup_target.h"
+#include "client/socket_wait.h"
 
 namespace vsc::client {
 namespace {
@@ -16,20 +17,6 @@ namespace {
 const Clock& DefaultClock() {
   static const RealClock clock;
   return clock;
-}
-
-// Waits for `events` on fd until deadline. Unavailable on timeout.
-Status WaitFor(int fd, short events, TimePoint deadline, const Clock& clock) {
-  for (;;) {
-    const Duration left = deadline - clock.Now();
-    if (left <= Duration::zero()) return Unavailable("timed out");
-    pollfd pfd{fd, events, 0};
-    const timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
-                      static_cast<long>(left.count() % 1'000'000'000)};
-    const int rc = ::ppoll(&pfd, 1, &ts, nullptr);
-    if (rc < 0 && errno != EINTR) return ErrnoStatus("poll(tcp)", errno);
-    if (rc > 0) return Status::Ok();
-  }
 }
 
 }  // namespace
@@ -50,20 +37,7 @@ Status TcpLookupClient::Open(TimePoint deadline) {
   fd_.Reset();
   decoder_ = proto::FrameDecoder(proto::kMaxLookupMessage);
   // Non-blocking throughout: every wait goes through poll with the caller's deadline.
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd.valid()) return ErrnoStatus("socket(tcp)", errno);
-  const int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  const std::string where = "connect " + FormatAddress(target_);
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&target_), sizeof(target_)) != 0) {
-    if (errno != EINPROGRESS) return Unavailable(ErrnoStatus(where, errno).message());
-    Status st = WaitFor(fd.get(), POLLOUT, deadline, *clock_);
-    if (!st.ok()) return Unavailable(where + ": " + st.message());
-    int err = 0;
-    socklen_t len = sizeof(err);
-    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) return Unavailable(ErrnoStatus(where, err).message());
-  }
+  VSC_ASSIGN_OR_RETURN(UniqueFd fd, ConnectTcp(target_, deadline, *clock_));
   fd_ = std::move(fd);
   return Status::Ok();
 }

@@ -345,6 +345,7 @@ net::HttpResponse AdminApi::Metrics() {
     }
   }
   ReplicationMetrics(o);
+  for (const auto& render : extra_metrics_) o << render();
   net::HttpResponse r;
   r.content_type = "text/plain; version=0.0.4";
   r.body = o.str();

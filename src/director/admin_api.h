@@ -45,6 +45,9 @@ class AdminApi {
     reads_ = reads;
   }
 
+  // More Prometheus text for /metrics from another part of the director (the ring port).
+  void AddMetrics(std::function<std::string()> render) { extra_metrics_.push_back(std::move(render)); }
+
   net::HttpResponse Handle(const net::HttpRequest& request);
   // Samples counters for the rate estimator; call once a second.
   void SampleRates();
@@ -72,6 +75,7 @@ class AdminApi {
   Replicator* replicator_ = nullptr;
   WriteServer* writes_ = nullptr;
   ReadRouter* reads_ = nullptr;
+  std::vector<std::function<std::string()>> extra_metrics_;
 };
 
 // "255.255.255.0" -> 0xffffff00 (host order); InvalidArgument for anything else.

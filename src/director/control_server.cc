@@ -81,6 +81,13 @@ Result<proto::Opened> ControlServer::Open(std::span<const uint8_t> bytes) {
 }
 
 void ControlServer::PublishIfNeeded(bool force) {
+  if (ring_ != nullptr && ring_->Update(plane_.membership())) {
+    const std::vector<uint8_t> frame = RingTableFrame();
+    for (auto& [id, session] : sessions_) {
+      session.outbox->Push(frame);
+      counters_.ring_tables_sent.Add();
+    }
+  }
   const TimePoint now = clock_.Now();
   if (!force) {
     if (!plane_.NeedsPublish()) return;
@@ -105,6 +112,13 @@ std::vector<uint8_t> ControlServer::SealFrame(const proto::Message& message) {
   }
   proto::AppendFrame(out, *sealed);
   return out;
+}
+
+std::vector<uint8_t> ControlServer::RingTableFrame() {
+  proto::Message m;
+  m.mutable_ring_table()->set_table(
+      std::string(ring_->table().begin(), ring_->table().end()));
+  return SealFrame(m);
 }
 
 // The replicator's handle on one session: messages are sealed here and queued for the
@@ -251,6 +265,10 @@ ControlServer::Next ControlServer::OnRegister(SessionState& st, const proto::Reg
     it->second.socket->close(ignore);  // the same process reconnected: its old session is dead
   }
   sessions_[st.id] = OpenSession{st.socket, st.outbox, st.number};
+  if (ring_ != nullptr) {
+    st.outbox->Push(RingTableFrame());
+    counters_.ring_tables_sent.Add();
+  }
   if (replicator_ != nullptr) {
     st.link = std::make_shared<SessionLink>(this, st.outbox);
     replicator_->Attach(reg, admission, st.link);

@@ -30,6 +30,7 @@
 #include "director/counters.h"
 #include "director/outbox.h"
 #include "director/replicator.h"
+#include "director/ring_router.h"
 #include "net/tcp_listener.h"
 #include "proto/auth.h"
 #include "proto/envelope.h"
@@ -46,6 +47,7 @@ struct ControlCounters {
   Counter dropped_replayed;         // counter already seen or too old
   Counter dropped_oversize;         // frame over the limit
   Counter views_published;
+  Counter ring_tables_sent;
 };
 
 // The heartbeat replay window's key: one window per process of a server, so a restarted server
@@ -62,6 +64,10 @@ class ControlServer {
   Status Start(const asio::ip::tcp::endpoint& control, const asio::ip::udp::endpoint& heartbeat);
   // Before the io_context runs; nullptr (the default) when replication is off.
   void SetReplicator(Replicator* replicator) { replicator_ = replicator; }
+  // Before the io_context runs: the ring's router. Every ring change (checked with each
+  // publication) is pushed to every open session as a RingTable; a session gets the current
+  // table right after its RegisterAck.
+  void SetRingRouter(RingRouter* router) { ring_ = router; }
   void Stop();
   uint16_t control_port() const { return control_port_; }
   uint16_t heartbeat_port() const { return heartbeat_port_; }
@@ -94,6 +100,8 @@ class ControlServer {
   void EndSession(SessionState& st);
   // Seals a message from the director and frames it; empty if it cannot be sealed (too big).
   std::vector<uint8_t> SealFrame(const proto::Message& message);
+  // The current ring table, sealed and framed.
+  std::vector<uint8_t> RingTableFrame();
   friend class SessionLink;
 
   asio::io_context& io_;
@@ -105,6 +113,7 @@ class ControlServer {
   Publisher publish_;
   ControlCounters counters_;
   Replicator* replicator_ = nullptr;
+  RingRouter* ring_ = nullptr;
 
   std::unique_ptr<net::TcpListener> listener_;
   std::unique_ptr<asio::ip::udp::socket> heartbeat_socket_;

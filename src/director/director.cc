@@ -112,7 +112,8 @@ Status Director::Start(const std::function<Status()>& after_bind) {
         {"lookup_port", std::to_string(lookup_port_)},
         {"control_port", std::to_string(control_port())},
         {"heartbeat_port", std::to_string(heartbeat_port())},
-        {"admin_port", std::to_string(admin_port())}};
+        {"admin_port", std::to_string(admin_port())},
+        {"ring_port", std::to_string(ring_port_->port())}};
     if (replicator_) {
       ports.emplace_back("write_port", std::to_string(write_port()));
       ports.emplace_back("sql_port", std::to_string(sql_port()));
@@ -143,6 +144,9 @@ Status Director::Bind(bool replication) {
   plane_ = std::make_unique<ControlPlane>(mc, settings);
   control_ = std::make_unique<ControlServer>(control_io_, *plane_, key_, clock_,
                                              [this](ViewPtr v) { Publish(std::move(v)); });
+  // Ring versions start at the start time in ms, so a restarted director's stay above its old.
+  ring_router_ = std::make_unique<RingRouter>(static_cast<uint64_t>(clock_.WallMicros() / 1000));
+  control_->SetRingRouter(ring_router_.get());
 
   const auto vip = asio::ip::make_address_v4(config_.listen);
   std::vector<WorkerCounters*> counters;
@@ -152,8 +156,13 @@ Status Director::Bind(bool replication) {
   // given it the replicator), so it may bind and arm now.
   VSC_RETURN_IF_ERROR(control_->Start(asio::ip::tcp::endpoint(vip, config_.control_port),
                                       asio::ip::udp::endpoint(vip, config_.heartbeat_port)));
+  VSC_ASSIGN_OR_RETURN(ring_port_, RingPort::Bind(control_io_,
+                                                  asio::ip::tcp::endpoint(vip, config_.ring_port),
+                                                  *ring_router_));
+  ring_port_->Start();
   admin_ = std::make_unique<AdminApi>(*plane_, *control_, counters, config_, clock_, admin_token_,
                                       lookup_port_);
+  admin_->AddMetrics([this] { return ring_port_->RenderMetrics(); });
   admin_http_ = std::make_unique<net::HttpServer>(
       control_io_,
       asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.admin_listen), config_.admin_port),
@@ -273,6 +282,7 @@ void Director::Stop() {
     if (read_router_) read_router_->Stop();
     control_->Stop();
     if (engine_) engine_->Stop();
+    ring_port_->Stop();
     control_io_.stop();
   });
   for (size_t i = 0; i < pool_.size(); ++i) {

@@ -27,6 +27,8 @@
 #include "director/admin_api.h"
 #include "director/control_plane.h"
 #include "director/control_server.h"
+#include "director/ring_port.h"
+#include "director/ring_router.h"
 #include "director/counters.h"
 #include "director/director_config.h"
 #include "director/read_router.h"
@@ -56,6 +58,8 @@ class Director {
   uint16_t control_port() const { return control_->control_port(); }
   uint16_t heartbeat_port() const { return control_->heartbeat_port(); }
   uint16_t admin_port() const { return admin_http_ ? admin_http_->local_port() : 0; }
+  uint16_t ring_port() const { return ring_port_ ? ring_port_->port() : 0; }
+  const RingPort* ring() const { return ring_port_.get(); }
   uint16_t write_port() const { return write_server_ ? write_server_->port() : 0; }
   uint16_t sql_port() const { return read_router_ ? read_router_->port() : 0; }
   // The virtual services (issue 12): the table and its runtime. Valid once Start succeeded;
@@ -90,6 +94,8 @@ class Director {
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<ServiceEngine> engine_;
+  std::unique_ptr<RingRouter> ring_router_;
+  std::unique_ptr<RingPort> ring_port_;  // clients: table, owner, via-director
   std::unique_ptr<Replicator> replicator_;    // null when replication is off
   std::unique_ptr<WriteServer> write_server_;
   std::unique_ptr<ReadRouter> read_router_;

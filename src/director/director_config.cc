@@ -31,6 +31,9 @@ void DirectorConfig::Bind(ConfigTable& t) {
          "nat: connect timeout to a destination; a failed connect goes to another one");
   t.Bind("udp_session_timeout_s", &udp_session_timeout_s,
          "UDP nat: a session ends after this long without a datagram (ipvsadm --set udp)");
+  t.Bind("ring_port", &ring_port,
+         "TCP port for ring clients: the route table, the owner of a key, and via-director "
+         "clip relay requests (docs/protocol.md \"Clip relay\")");
   t.Bind("write_port", &write_port, "TCP port for writers (replicated writes)");
   t.Bind("sql_port", &sql_port, "UDP port for SQL reads, forwarded to a replica (dr)");
   t.Bind("log_file", &log_file,

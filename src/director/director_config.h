@@ -33,6 +33,7 @@ struct DirectorConfig {
   uint32_t max_servers = 1024;
   std::string log_level = "info";
   std::string ready_file;             // written with the bound ports once serving
+  uint16_t ring_port = 7400;          // TCP: ring table, owner and via-director relay requests
 
   // Replication (DESIGN §7). Runs when schema_db is set or log_file exists already.
   uint16_t write_port = 7300;         // TCP: writers (WriteRequest -> WriteResponse)

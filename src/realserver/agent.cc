@@ -118,6 +118,10 @@ void Agent::Dispatch(uint64_t session, proto::Message& m) {
                    m.install_snapshot().http_port(), m.install_snapshot().reason());
       if (options_.on_install_snapshot) options_.on_install_snapshot(session, m.install_snapshot());
       break;
+    case proto::Message::kRingTable:
+      counters_.ring_tables.Add();
+      if (options_.on_ring_table) options_.on_ring_table(m.ring_table().table());
+      break;
     case proto::Message::kCommand:
       if (m.command().kind() == "removed") {
         // The director closes the session after this; Run then ends the agent.

@@ -60,6 +60,9 @@ struct AgentOptions {
   std::function<void(uint64_t session, proto::Replicate message)> on_replicate;
   std::function<void(uint64_t session, const proto::InstallSnapshot& install)> on_install_snapshot;
   std::function<void()> on_session_lost;  // queued work of the old session is now useless
+  // The director's ring route table (RingTable.table), after each registration and each ring
+  // change.
+  std::function<void(const std::string& table)> on_ring_table;
   // The agent stopped for good (see above): the process should exit with `code`. `why` has been
   // logged already. Called on the agent's thread, at most once.
   std::function<void(int code, const std::string& why)> on_exit;
@@ -75,6 +78,7 @@ struct AgentCounters {
   Counter acks_sent;
   Counter snapshots_requested;  // InstallSnapshot received
   Counter frames_dropped;       // unauthenticated, replayed or unreadable frames on the session
+  Counter ring_tables;          // RingTable messages received
 };
 
 class Agent {

@@ -31,6 +31,21 @@ Result<std::vector<uint32_t>> ParseAddressList(const std::string& text) {
 
 }  // namespace
 
+relay::RelayOptions RelayOptionsOf(const RealServerConfig& c) {
+  relay::RelayOptions o;
+  o.name = c.id;
+  o.listen = c.listen;
+  o.port = c.relay_port;
+  o.max_connections = c.relay_max_connections;
+  o.rate = c.relay_rate;
+  o.burst = std::max(1.0, c.relay_rate / 4.0);
+  o.groups.max_groups = c.relay_max_groups;
+  o.groups.max_subscribers = c.relay_max_subscribers;
+  o.groups.buffer.max_clips = c.relay_buffer_clips;
+  o.groups.buffer.max_bytes = c.relay_buffer_bytes;
+  return o;
+}
+
 Status ValidateConfig(const RealServerConfig& c) {
   if (c.id.empty()) return InvalidArgument("id is required: give each real server a unique name");
   if (c.id.size() > 64) return InvalidArgument("id is longer than 64 bytes");
@@ -93,7 +108,8 @@ Status RealServer::Start() {
     VSC_RETURN_IF_ERROR(
         WriteReadyFile(config_.ready_file, {{"lookup_port", std::to_string(lookup_port_)},
                                             {"http_port", std::to_string(http_port_)},
-                                            {"sql_port", std::to_string(sql_port_)}}));
+                                            {"sql_port", std::to_string(sql_port_)},
+                                            {"relay_port", std::to_string(relay_port())}}));
   }
   spdlog::info(
       "real server {} up: lookup {}:{} (udp, tcp), http {}:{}, sql {}:{} (udp), db {} at seq {}, "
@@ -128,6 +144,10 @@ Status RealServer::BindServices(const std::vector<uint32_t>& trusted) {
   lookup_port_ = lookup_port;
   http_port_ = http_port;
   sql_port_ = sql_port;
+  if (config_.relay) {  // bound with the other ports, before the database is opened
+    relay_ = std::make_unique<relay::RelayNode>(pool_, RelayOptionsOf(config_), key_, clock_);
+    VSC_RETURN_IF_ERROR(relay_->Start());
+  }
   return Status::Ok();
 }
 
@@ -178,6 +198,16 @@ void RealServer::StartAgent(const asio::ip::tcp::endpoint& director) {
   add("http", http_port_);
   add("sql-udp", sql_port_);
   options.capabilities = {"lookup", "sql"};
+  if (relay_) {
+    add("relay", relay_->port());
+    options.capabilities.push_back("relay");
+    options.on_ring_table = [this](const std::string& table) {
+      const auto* p = reinterpret_cast<const uint8_t*>(table.data());
+      if (Status s = relay_->SetTable(std::span<const uint8_t>(p, table.size())); !s.ok()) {
+        spdlog::error("{}", s.ToString());
+      }
+    };
+  }
   Replica* replica = replica_.get();
   options.position = [replica] { return replica->position(); };
   options.on_replicate = [this](uint64_t session, proto::Replicate message) {
@@ -261,6 +291,7 @@ void RealServer::Stop() {
       q->Stop();
     });
   }
+  if (relay_) relay_->Stop();
   control_guard_.reset();
   control_io_.stop();
   if (control_thread_.joinable()) control_thread_.join();
@@ -338,6 +369,7 @@ std::string RealServer::RenderMetrics() const {
     line("vsc_rs_agent_total{event=\"session_lost\"}", a.sessions_lost.Get());
     line("vsc_rs_agent_total{event=\"heartbeat\"}", a.heartbeats_sent.Get());
   }
+  if (relay_) o += relay_->RenderMetrics();
   return o;
 }
 

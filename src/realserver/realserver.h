@@ -24,6 +24,7 @@
 #include "realserver/realserver_config.h"
 #include "realserver/replica.h"
 #include "realserver/sql_service.h"
+#include "relay/relay_node.h"
 
 namespace vsc::realserver {
 
@@ -41,6 +42,7 @@ class RealServer {
   uint16_t lookup_port() const { return lookup_port_; }
   uint16_t http_port() const { return http_port_; }
   uint16_t sql_port() const { return sql_port_; }
+  uint16_t relay_port() const { return relay_ ? relay_->port() : 0; }
   Replica* replica() { return replica_.get(); }
   bool registered() const { return agent_ && agent_->registered(); }
   // Prometheus text: counters summed over the workers, replication position, agent counters.
@@ -69,6 +71,7 @@ class RealServer {
   std::unique_ptr<asio::executor_work_guard<asio::io_context::executor_type>> control_guard_;
   std::thread control_thread_;
   std::unique_ptr<Agent> agent_;
+  std::unique_ptr<relay::RelayNode> relay_;  // with config.relay
   uint16_t lookup_port_ = 0;
   uint16_t http_port_ = 0;
   uint16_t sql_port_ = 0;
@@ -80,6 +83,7 @@ class RealServer {
 };
 
 Status ValidateConfig(const RealServerConfig& config);
+relay::RelayOptions RelayOptionsOf(const RealServerConfig& config);
 // The database file must exist unless create_db: a mistyped path must not start an empty
 // replica. NotFound naming the path and the ways to get a copy.
 Status CheckDatabaseFile(const RealServerConfig& config);

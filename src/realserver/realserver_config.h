@@ -30,6 +30,15 @@ struct RealServerConfig {
                                        // headers; empty = the director's address
   std::string log_level = "info";
   std::string ready_file;              // written with the bound ports once serving
+  // The clip relay (DESIGN.md §8): a ring member when `relay` is set.
+  bool relay = false;
+  uint16_t relay_port = 0;              // TCP, registered as "relay" (0 = any free port)
+  uint32_t relay_max_connections = 20000;
+  uint32_t relay_rate = 2000;           // requests per second per client connection (0 = any)
+  uint32_t relay_max_groups = 100000;
+  uint32_t relay_max_subscribers = 10000;  // per group
+  uint32_t relay_buffer_clips = 1024;      // per group
+  uint32_t relay_buffer_bytes = 8388608;   // per group
 
   void Bind(ConfigTable& table);
   // "HOST:PORT" of the director's control port: `director` with `control_port` unless

@@ -5,20 +5,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/big_endian.h"
+
 namespace vsc::ring {
 namespace {
-
-void PutBigEndian(std::vector<uint8_t>& out, uint64_t v, int bytes) {
-  for (int shift = 8 * (bytes - 1); shift >= 0; shift -= 8) {
-    out.push_back(static_cast<uint8_t>(v >> shift));
-  }
-}
-
-uint64_t GetBigEndian(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v = (v << 8) | p[i];
-  return v;
-}
 
 Status Refuse(std::string what) { return InvalidArgument("ring table: " + std::move(what)); }
 

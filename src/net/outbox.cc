@@ -1,8 +1,8 @@
-#include "director/outbox.h"
+#include "net/outbox.h"
 
 #include <asio/experimental/as_tuple.hpp>
 
-namespace vsc::director {
+namespace vsc::net {
 
 Outbox::Outbox(std::shared_ptr<asio::ip::tcp::socket> socket)
     : socket_(std::move(socket)), wake_(socket_->get_executor()) {
@@ -54,4 +54,4 @@ asio::awaitable<void> Outbox::Run(std::shared_ptr<Outbox> self) {
   self->pending_.clear();
 }
 
-}  // namespace vsc::director
+}  // namespace vsc::net

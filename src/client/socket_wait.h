@@ -1,0 +1,20 @@
+// Blocking-client helpers over non-blocking sockets: wait for readiness until a deadline, and
+// connect within one. Every wait goes through ppoll with the caller's deadline on `clock`.
+#pragma once
+
+#include <netinet/in.h>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "common/unique_fd.h"
+
+namespace vsc::client {
+
+// Waits for `events` on fd until deadline. Unavailable("timed out") on timeout.
+Status WaitFor(int fd, short events, TimePoint deadline, const Clock& clock);
+
+// A connected non-blocking TCP socket with TCP_NODELAY; Unavailable naming the address when
+// the connect fails or does not finish by the deadline.
+Result<UniqueFd> ConnectTcp(const sockaddr_in& target, TimePoint deadline, const Clock& clock);
+
+}  // namespace vsc::client

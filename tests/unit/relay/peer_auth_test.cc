@@ -1,0 +1,93 @@
+#include "relay/peer_auth.h"
+
+#include <gtest/gtest.h>
+
+namespace vsc::relay {
+namespace {
+
+proto::ClusterKey Key(uint8_t fill) {
+  std::array<uint8_t, proto::ClusterKey::kBytes> b;
+  b.fill(fill);
+  return proto::ClusterKey::FromBytes(b);
+}
+
+Frame Copy(uint64_t seq) {
+  Frame f;
+  f.type = Type::kCopy;
+  f.key = "g";
+  f.seq = seq;
+  f.payload = TextPayload("clip");
+  return f;
+}
+
+TEST(PeerAuthTest, SealedFramesOpenInOrderAndTheTagIsStripped) {
+  const proto::Nonce nonce = proto::NewNonce();
+  PeerSealer sealer(Key(1), nonce);
+  PeerOpener opener(Key(1), nonce);
+  for (uint64_t i = 0; i < 5; ++i) {
+    Frame f = Copy(i);
+    sealer.Seal(f);
+    EXPECT_EQ(f.payload.size(), 4 + kTagBytes);
+    ASSERT_TRUE(opener.Open(f).ok()) << i;
+    EXPECT_EQ(f, Copy(i));
+  }
+}
+
+TEST(PeerAuthTest, WrongKeyAlteredReplayedReorderedOrForeignFramesFail) {
+  const proto::Nonce nonce = proto::NewNonce();
+  auto sealed = [&](PeerSealer& s, uint64_t seq) {
+    Frame f = Copy(seq);
+    s.Seal(f);
+    return f;
+  };
+  {
+    PeerSealer s(Key(1), nonce);
+    PeerOpener o(Key(2), nonce);
+    Frame f = sealed(s, 1);
+    EXPECT_EQ(o.Open(f).code(), Code::kUnauthenticated);
+  }
+  {
+    PeerSealer s(Key(1), nonce);
+    PeerOpener o(Key(1), nonce);
+    Frame f = sealed(s, 1);
+    f.seq = 2;  // altered
+    EXPECT_FALSE(o.Open(f).ok());
+  }
+  {
+    PeerSealer s(Key(1), nonce);
+    PeerOpener o(Key(1), nonce);
+    Frame first = sealed(s, 1);
+    Frame replay = first;
+    ASSERT_TRUE(o.Open(first).ok());
+    EXPECT_FALSE(o.Open(replay).ok());  // frame number 1 expected, the tag is for 0
+  }
+  {
+    PeerSealer s(Key(1), nonce);
+    PeerOpener o(Key(1), nonce);
+    Frame a = sealed(s, 1);
+    Frame b = sealed(s, 2);
+    EXPECT_FALSE(o.Open(b).ok());  // reordered
+  }
+  {
+    PeerSealer s(Key(1), proto::NewNonce());  // another connection's nonce
+    PeerOpener o(Key(1), nonce);
+    Frame f = sealed(s, 1);
+    EXPECT_FALSE(o.Open(f).ok());
+  }
+  {
+    PeerOpener o(Key(1), nonce);
+    Frame f = Copy(1);  // no tag at all
+    EXPECT_EQ(o.Open(f).message(), "peer frame without its 32-byte tag");
+  }
+}
+
+TEST(PeerAuthTest, NonceOfTakesExactlySixteenBytes) {
+  Frame f;
+  f.payload.resize(16, 7);
+  ASSERT_TRUE(NonceOf(f).ok());
+  f.payload.resize(15);
+  EXPECT_FALSE(NonceOf(f).ok());
+}
+
+}  // namespace
+}  // namespace vsc::relay

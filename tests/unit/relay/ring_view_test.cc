@@ -1,0 +1,71 @@
+#include "relay/ring_view.h"
+
+#include <gtest/gtest.h>
+
+#include "ring/id.h"
+#include "ring/lookup.h"
+
+namespace vsc::relay {
+namespace {
+
+ring::Ring SixNodes(uint64_t version) {
+  std::vector<ring::NodeSpec> nodes;
+  for (int i = 1; i <= 6; ++i) {
+    nodes.push_back({"rs" + std::to_string(i), {"127.0.0.1", static_cast<uint16_t>(9000 + i)}});
+  }
+  return std::move(ring::Ring::Build(version, nodes)).value();
+}
+
+TEST(RingViewTest, OwnerServesStaleClientsAreMovedOthersForwardAlongFingers) {
+  const ring::Ring r = SixNodes(5);
+  for (size_t self = 0; self < r.size(); ++self) {
+    RingViewPtr v = MakeRingView(r, {}, r.member(self).name);
+    ASSERT_TRUE(v->member());
+    for (int k = 0; k < 200; ++k) {
+      const ring::RingId key = ring::KeyId("group-" + std::to_string(k));
+      const size_t owner = r.SuccessorIndex(key);
+      const Route current = Decide(*v, Type::kPublish, key, 5, false);
+      const Route stale = Decide(*v, Type::kPublish, key, 4, false);
+      const Route subscribe = Decide(*v, Type::kSubscribe, key, 5, false);
+      const Route from_peer = Decide(*v, Type::kFetch, key, 0, true);
+      if (owner == self) {
+        EXPECT_EQ(current.kind, RouteKind::kServe);
+        EXPECT_EQ(stale.kind, RouteKind::kServe);  // the owner serves whatever the version
+        EXPECT_EQ(subscribe.kind, RouteKind::kServe);
+        continue;
+      }
+      EXPECT_EQ(stale.kind, RouteKind::kMoved);
+      EXPECT_EQ(stale.member, owner);
+      EXPECT_EQ(subscribe.kind, RouteKind::kMoved);  // streams are never relayed
+      EXPECT_EQ(current.kind, RouteKind::kForward);
+      EXPECT_EQ(current.member, ring::NextHop(r, *v->fingers, key));
+      EXPECT_EQ(from_peer.kind, RouteKind::kForward);  // a peer's version is not a client's
+      EXPECT_NE(current.member, self);
+    }
+  }
+}
+
+TEST(RingViewTest, NoRingIsUnavailableAndANonMemberMovesEverything) {
+  RingViewPtr empty = MakeRingView({}, {}, "rs1");
+  EXPECT_EQ(Decide(*empty, Type::kPublish, 1, 0, false).kind, RouteKind::kUnavailable);
+  RingViewPtr outsider = MakeRingView(SixNodes(2), {}, "rs9");
+  EXPECT_FALSE(outsider->member());
+  EXPECT_EQ(Decide(*outsider, Type::kFetch, 12345, 2, true).kind, RouteKind::kMoved);
+  EXPECT_FALSE(HoldsCopies(*outsider, 12345, 3));
+}
+
+TEST(RingViewTest, TheOwnerAndItsTwoSuccessorsHoldCopies) {
+  const ring::Ring r = SixNodes(1);
+  const ring::RingId key = ring::KeyId("talkgroup");
+  const std::vector<size_t> list = r.SuccessorList(key, 3);
+  size_t holders = 0;
+  for (size_t self = 0; self < r.size(); ++self) {
+    const bool holds = HoldsCopies(*MakeRingView(r, {}, r.member(self).name), key, 3);
+    EXPECT_EQ(holds, std::find(list.begin(), list.end(), self) != list.end());
+    holders += holds;
+  }
+  EXPECT_EQ(holders, 3u);
+}
+
+}  // namespace
+}  // namespace vsc::relay
