@@ -54,12 +54,7 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
   VSC_RETURN_IF_ERROR(key.WriteFile(c->key_file_));
   // Every real server has its own copy (a database belongs to one server: a second one on the
   // same file is refused), and every replica starts from the same bytes: db_path.
-  for (int i = 0; i < options.real_servers; ++i) {
-    const std::string copy = c->server_db(i);
-    RemoveDatabaseFiles(copy);
-    fs::copy_file(options.db_path, copy, fs::copy_options::overwrite_existing, ec);
-    if (ec) return IoError("cannot copy " + options.db_path + " to " + copy + ": " + ec.message());
-  }
+  for (int i = 0; i < options.real_servers; ++i) VSC_RETURN_IF_ERROR(c->CopyDatabase(i));
   if (options.replication) {
     for (const char* suffix : {"", "-wal", "-shm"}) {
       ::unlink(c->Path(std::string("director-log.db") + suffix).c_str());
@@ -72,6 +67,23 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
 }
 
 LocalCluster::~LocalCluster() { Stop(); }
+
+Status LocalCluster::CopyDatabase(int i) {
+  const std::string copy = server_db(i);
+  RemoveDatabaseFiles(copy);
+  std::error_code ec;
+  fs::copy_file(options_.db_path, copy, fs::copy_options::overwrite_existing, ec);
+  if (ec) return IoError("cannot copy " + options_.db_path + " to " + copy + ": " + ec.message());
+  return Status::Ok();
+}
+
+Result<int> LocalCluster::AddServer() {
+  const int i = size();
+  VSC_RETURN_IF_ERROR(CopyDatabase(i));
+  servers_.emplace_back();
+  VSC_RETURN_IF_ERROR(StartServer(i));
+  return i;
+}
 
 std::string LocalCluster::server_db(int i) const { return Path(server_id(i) + ".db"); }
 
@@ -91,6 +103,7 @@ Status LocalCluster::StartDirector() {
              "--control-port", port(control_port_),
              "--heartbeat-port", port(heartbeat_port_),
              "--admin-port", port(admin_port_),
+             "--ring-port", port(ring_port_),
              "--admin-token-file", token_file,
              "--workers", std::to_string(options_.director_workers),
              "--scheduler", options_.scheduler,
@@ -116,6 +129,7 @@ Status LocalCluster::StartDirector() {
   control_port_ = j.at("control_port");
   heartbeat_port_ = j.at("heartbeat_port");
   admin_port_ = j.at("admin_port");
+  ring_port_ = j.value("ring_port", 0);
   if (options_.replication) {
     write_port_ = j.value("write_port", 0);
     sql_port_ = j.value("sql_port", 0);
@@ -148,6 +162,10 @@ Status LocalCluster::StartServer(int i) {
     so.argv.insert(so.argv.end(), {"--lookup-port", std::to_string(s.lookup_port),
                                    "--http-port", std::to_string(s.http_port)});
   }
+  if (options_.relay) {
+    so.argv.insert(so.argv.end(), {"--relay", "--relay-port", std::to_string(s.relay_port)});
+  }
+  for (const auto& a : options_.rs_extra_args) so.argv.push_back(a);
   so.log_path = Path(id + ".log");
   if (options_.rs_cpu_quota > 0) {
     if (s.cgroup.empty()) {
@@ -173,6 +191,7 @@ Status LocalCluster::StartServer(int i) {
   VSC_ASSIGN_OR_RETURN(auto j, ParseReady(*text, ready));
   s.lookup_port = j.at("lookup_port");
   s.http_port = j.at("http_port");
+  s.relay_port = j.value("relay_port", 0);
   return Status::Ok();
 }
 

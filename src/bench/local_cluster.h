@@ -40,6 +40,9 @@ struct LocalClusterOptions {
   // db_path as the bootstrap (seq 0) database, and opens its write and SQL ports.
   bool replication = false;
   std::string commit_policy = "all";
+  // The clip relay (issue 9): every real server runs it (--relay) and joins the ring.
+  bool relay = false;
+  std::vector<std::string> rs_extra_args;
 };
 
 class LocalCluster {
@@ -53,6 +56,11 @@ class LocalCluster {
   uint16_t heartbeat_port() const { return heartbeat_port_; }
   uint16_t write_port() const { return write_port_; }  // replication only
   uint16_t sql_port() const { return sql_port_; }      // replication only
+  uint16_t ring_port() const { return ring_port_; }    // the director's ring port
+  uint16_t server_relay_port(int i) const { return servers_[i].relay_port; }
+  // Starts one more real server (index size() before the call), with its own database copy;
+  // returns its index.
+  Result<int> AddServer();
   const std::string& key_file() const { return key_file_; }
   std::string work_dir() const { return options_.work_dir; }
   // The database file real server i serves (its own copy of db_path).
@@ -92,11 +100,13 @@ class LocalCluster {
     std::unique_ptr<Subprocess> process;
     uint16_t lookup_port = 0;
     uint16_t http_port = 0;
+    uint16_t relay_port = 0;
     std::string cgroup;  // directory, when limited
   };
   explicit LocalCluster(LocalClusterOptions options) : options_(std::move(options)) {}
   Status StartDirector();
   Status StartServer(int i);
+  Status CopyDatabase(int i);
   std::string Path(const std::string& name) const { return options_.work_dir + "/" + name; }
 
   LocalClusterOptions options_;
@@ -106,7 +116,7 @@ class LocalCluster {
   std::string key_hex_;
   std::string token_;
   uint16_t lookup_port_ = 0, admin_port_ = 0, control_port_ = 0, heartbeat_port_ = 0;
-  uint16_t write_port_ = 0, sql_port_ = 0;
+  uint16_t write_port_ = 0, sql_port_ = 0, ring_port_ = 0;
 };
 
 }  // namespace vsc::bench

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/ring_bench.h"
 #include "bench/scenarios.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -76,6 +77,34 @@ int Finish(const std::string& name, bench::ScenarioOptions& o, const CommonFlags
 }  // namespace
 
 void AddBenchClusterCommands(CLI::App& bench) {
+  {
+    struct State {
+      bench::RingBenchOptions options;
+      CommonFlags flags;
+    };
+    auto st = std::make_shared<State>();
+    st->options.common.concurrency = 10;
+    st->options.common.duration_s = 3;
+    st->options.common.records = 1000;
+    st->options.common.timeout_ms = 2000;
+    st->options.common.db_path = "/tmp/vsc-bench-ring.db";
+    auto* cmd = bench.add_subcommand(
+        "ring",
+        "the clip relay: publish round trips in prefetch, ask and via-director mode and along "
+        "the fingers, side by side (--concurrency = clients)");
+    AddCommonFlags(cmd, st->options.common, st->flags);
+    cmd->add_option("--nodes", st->options.nodes, "relay nodes")->capture_default_str();
+    cmd->add_option("--clip-bytes", st->options.clip_bytes, "bytes per clip (1-65536)")
+        ->capture_default_str();
+    cmd->add_option("--groups", st->options.groups, "groups the clients publish to")
+        ->capture_default_str();
+    cmd->callback([st] {
+      ExitCode() = Finish("ring", st->options.common, st->flags,
+                          [st](const Clock& c, const bench::ScenarioLog& log) {
+                            return bench::RunRingBench(st->options, c, log);
+                          });
+    });
+  }
   {
     struct State {
       bench::DirectorCpuOptions options;

@@ -1,5 +1,7 @@
 #include "client/ring_client.h"
 
+#include <thread>
+
 #include "relay/answers.h"
 #include "relay/clip_codec.h"
 #include "ring/id.h"
@@ -136,6 +138,8 @@ Result<std::vector<Frame>> RingClient::Route(Frame request, std::string* where) 
   Status last = Unavailable("no try made");
   int failures = 0;
   for (int attempt = 0; attempt < options_.attempts; ++attempt) {
+    // A client's retry pause, growing: a node may be a few ms behind the director's table.
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5 * attempt));
     auto target = TargetFor(request.key, failures);
     if (!target.ok()) {
       last = target.status();

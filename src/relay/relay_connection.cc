@@ -225,7 +225,13 @@ asio::awaitable<void> Connection::Handle(std::shared_ptr<Connection> self, Frame
     co_return;
   }
   const Route route = Decide(*view, request.type, key, request.version, self->peer_);
-  if (route.kind == RouteKind::kMoved) {
+  if (route.kind == RouteKind::kUnavailable) {
+    self->worker_.counters().refused.Add();
+    self->Send(RefusalFrame(request, Refusal::kUnavailable,
+                            "this node routes with ring version " + std::to_string(r.version()) +
+                                ", older than the client's " + std::to_string(request.version) +
+                                "; retry in a moment"));
+  } else if (route.kind == RouteKind::kMoved) {
     self->worker_.counters().moved.Add();
     self->Send(MemberFrame(Type::kMoved, request.request_id, r.version(), r.member(route.member)));
   } else if (route.kind == RouteKind::kForward) {

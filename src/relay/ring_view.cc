@@ -42,6 +42,9 @@ Route Decide(const RingView& v, Type type, ring::RingId key, uint64_t client_ver
   if (v.ring.empty()) return {RouteKind::kUnavailable, 0};
   const size_t owner = v.ring.SuccessorIndex(key);
   if (owner == v.self) return {RouteKind::kServe, owner};
+  // A client with a newer table than ours knows better: we are behind the director's push
+  // (a few ms), so we neither redirect it with our older table nor forward along it.
+  if (!from_peer && client_version > v.ring.version()) return {RouteKind::kUnavailable, owner};
   const bool stale = !from_peer && client_version < v.ring.version();
   if (stale || type == Type::kSubscribe || !v.member()) return {RouteKind::kMoved, owner};
   return {RouteKind::kForward, ring::NextHop(v.ring, *v.fingers, key)};

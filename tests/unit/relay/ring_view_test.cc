@@ -28,12 +28,14 @@ TEST(RingViewTest, OwnerServesStaleClientsAreMovedOthersForwardAlongFingers) {
       const Route stale = Decide(*v, Type::kPublish, key, 4, false);
       const Route subscribe = Decide(*v, Type::kSubscribe, key, 5, false);
       const Route from_peer = Decide(*v, Type::kFetch, key, 0, true);
+      const Route newer = Decide(*v, Type::kPublish, key, 6, false);
       if (owner == self) {
         EXPECT_EQ(current.kind, RouteKind::kServe);
         EXPECT_EQ(stale.kind, RouteKind::kServe);  // the owner serves whatever the version
         EXPECT_EQ(subscribe.kind, RouteKind::kServe);
         continue;
       }
+      EXPECT_EQ(newer.kind, RouteKind::kUnavailable);  // we are behind: neither move nor forward
       EXPECT_EQ(stale.kind, RouteKind::kMoved);
       EXPECT_EQ(stale.member, owner);
       EXPECT_EQ(subscribe.kind, RouteKind::kMoved);  // streams are never relayed

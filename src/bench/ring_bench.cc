@@ -1,0 +1,175 @@
+#include "bench/ring_bench.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "bench/histogram.h"
+#include "bench/local_cluster.h"
+#include "client/ring_client.h"
+#include "relay/clip_codec.h"
+
+namespace vsc::bench {
+namespace {
+
+using client::RingClient;
+using client::RingMode;
+
+struct ModeResult {
+  Histogram latency;
+  uint64_t errors = 0;
+  uint64_t hops = 0;
+  double seconds = 0;
+};
+
+// One client thread's loop: publish clip after clip until `end`.
+void ClientLoop(const client::RingClientOptions& o, bool fingers, size_t clip_bytes, int groups,
+                uint64_t seed, TimePoint end, const Clock& clock, ModeResult& out) {
+  RingClient c(o, clock);
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> clip(clip_bytes, static_cast<uint8_t>(seed));
+  if (!c.RefreshTable().ok()) {
+    ++out.errors;
+    return;
+  }
+  while (clock.Now() < end) {
+    const std::string group = "bench-" + std::to_string(rng() % groups);
+    const TimePoint start = clock.Now();
+    if (fingers) {
+      // A current table, but sent to a random node: it forwards along its fingers.
+      const auto table = c.table();
+      const ring::Member& m = table->member(rng() % table->size());
+      relay::Frame f;
+      f.type = relay::Type::kPublish;
+      f.key = group;
+      f.version = table->version();
+      f.payload = clip;
+      auto answer = c.Exchange(m.endpoint.host + ":" + std::to_string(m.endpoint.port), f);
+      if (!answer.ok() || answer->back().type != relay::Type::kAck) {
+        ++out.errors;
+        continue;
+      }
+      out.hops += answer->back().hops;
+    } else if (!c.Publish(group, clip).ok()) {
+      ++out.errors;
+      continue;
+    }
+    out.latency.Record(static_cast<uint64_t>((clock.Now() - start).count()));
+  }
+}
+
+nlohmann::json RunMode(const client::RingClientOptions& o, bool fingers,
+                       const RingBenchOptions& options, const Clock& clock) {
+  const int clients = std::max(1, options.common.concurrency);
+  std::vector<ModeResult> results(clients);
+  const TimePoint begin = clock.Now();
+  const TimePoint end =
+      begin + std::chrono::microseconds(static_cast<int64_t>(options.common.duration_s * 1e6));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&, i] {
+      ClientLoop(o, fingers, options.clip_bytes, options.groups, 1000 + i, end, clock, results[i]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(clock.Now() - begin).count();
+  Histogram all;
+  uint64_t errors = 0, hops = 0;
+  for (const ModeResult& r : results) {
+    all.Merge(r.latency);
+    errors += r.errors;
+    hops += r.hops;
+  }
+  nlohmann::json j = {{"requests", all.Count()},
+                      {"errors", errors},
+                      {"mean_us", all.Mean() / 1000.0},
+                      {"p50_us", all.Percentile(50) / 1000.0},
+                      {"p99_us", all.Percentile(99) / 1000.0},
+                      {"requests_per_s", seconds > 0 ? all.Count() / seconds : 0}};
+  if (fingers) j["mean_hops"] = all.Count() > 0 ? static_cast<double>(hops) / all.Count() : 0;
+  return j;
+}
+
+}  // namespace
+
+Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock& clock,
+                                    const ScenarioLog& log) {
+  VSC_RETURN_IF_ERROR(EnsureResourceDb(options.common.db_path, options.common.records, log));
+  LocalClusterOptions co;
+  co.vsc_binary = options.common.vsc_binary;
+  co.work_dir = options.common.work_dir.empty()
+                    ? "/tmp/vsc-bench-ring-" + std::to_string(::getpid())
+                    : options.common.work_dir;
+  co.db_path = options.common.db_path;
+  co.real_servers = options.nodes;
+  co.relay = true;
+  co.rs_workers = options.common.rs_workers;
+  co.director_workers = options.common.director_workers;
+  co.log_level = options.common.log_level;
+  co.rs_extra_args = {"--relay-rate", "0"};  // the bench measures speed, not the rate bound
+  VSC_ASSIGN_OR_RETURN(auto cluster, LocalCluster::Start(co));
+  VSC_RETURN_IF_ERROR(cluster->WaitAllActive(std::chrono::seconds(20)));
+  client::RingClientOptions o;
+  o.ring_port = cluster->ring_port();
+  o.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.common.timeout_ms));
+  {
+    RingClient probe(o, clock);
+    const TimePoint deadline = clock.Now() + std::chrono::seconds(20);
+    for (;;) {
+      auto t = probe.RefreshTable();
+      if (t.ok() && (*t)->size() == static_cast<size_t>(options.nodes)) break;
+      if (clock.Now() > deadline) return Unavailable("the ring did not reach all nodes in 20 s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  nlohmann::json report = {{"nodes", options.nodes},
+                           {"clients", options.common.concurrency},
+                           {"clip_bytes", options.clip_bytes},
+                           {"duration_s", options.common.duration_s},
+                           {"modes", nlohmann::json::object()}};
+  const std::pair<const char*, RingMode> modes[] = {{"prefetch", RingMode::kPrefetch},
+                                                    {"ask", RingMode::kAsk},
+                                                    {"via_director", RingMode::kViaDirector}};
+  for (const auto& [name, mode] : modes) {
+    log(std::string("ring bench: mode ") + name);
+    o.mode = mode;
+    report["modes"][name] = RunMode(o, false, options, clock);
+  }
+  log("ring bench: mode fingers");
+  o.mode = RingMode::kPrefetch;
+  report["modes"]["fingers"] = RunMode(o, true, options, clock);
+  const auto& m = report["modes"];
+  const double via_p50 = m["via_director"]["p50_us"], via_mean = m["via_director"]["mean_us"];
+  report["ratios"] = {{"prefetch_p50_over_via_director",
+                       via_p50 > 0 ? m["prefetch"]["p50_us"].get<double>() / via_p50 : 0},
+                      {"prefetch_mean_over_via_director",
+                       via_mean > 0 ? m["prefetch"]["mean_us"].get<double>() / via_mean : 0}};
+  cluster->Stop();
+  ScenarioReport out;
+  out.name = "ring";
+  char line[200];
+  std::snprintf(line, sizeof line, "%-13s %10s %10s %10s %12s %8s\n", "mode", "mean_us", "p50_us",
+                "p99_us", "requests/s", "errors");
+  out.table = line;
+  for (const char* name : {"prefetch", "ask", "via_director", "fingers"}) {
+    const auto& r = m[name];
+    std::snprintf(line, sizeof line, "%-13s %10.1f %10.1f %10.1f %12.0f %8llu\n", name,
+                  r["mean_us"].get<double>(), r["p50_us"].get<double>(), r["p99_us"].get<double>(),
+                  r["requests_per_s"].get<double>(),
+                  static_cast<unsigned long long>(r["errors"].get<uint64_t>()));
+    out.table += line;
+  }
+  std::snprintf(line, sizeof line,
+                "prefetch / via-director: p50 %.2f, mean %.2f; fingers: %.2f hops on average\n",
+                report["ratios"]["prefetch_p50_over_via_director"].get<double>(),
+                report["ratios"]["prefetch_mean_over_via_director"].get<double>(),
+                m["fingers"]["mean_hops"].get<double>());
+  out.table += line;
+  out.json = std::move(report);
+  return out;
+}
+
+}  // namespace vsc::bench

@@ -1,0 +1,30 @@
+// `vsc bench ring` (issue 9): starts its own director and relay nodes (LocalCluster) and, in one
+// run, side by side, measures publish round trips of the clip relay in each client mode —
+// prefetch (straight to the owner), ask (the director names the owner first), via-director
+// (the director forwards) — and `fingers` (clients sending to a random node with a current
+// table, so the request travels along Chord's fingers; hops are reported). Per mode: mean, p50,
+// p99 and requests/s over all client threads.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "bench/scenarios.h"
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace vsc::bench {
+
+struct RingBenchOptions {
+  ScenarioOptions common;  // vsc binary, db, work dir, duration, concurrency (clients)
+  int nodes = 6;
+  size_t clip_bytes = 1024;
+  int groups = 64;
+};
+
+// The report: modes.<prefetch|ask|via_director|fingers>.{mean_us,p50_us,p99_us,requests_per_s,
+// errors[,mean_hops]} and ratios prefetch/via_director of p50 and mean.
+Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock& clock,
+                                    const ScenarioLog& log);
+
+}  // namespace vsc::bench

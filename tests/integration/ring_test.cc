@@ -1,0 +1,304 @@
+// The Chord ring and the clip relay end to end (issue 9, DESIGN.md §8): a director and 6 real
+// servers with --relay as processes on 127.0.0.1; clients (src/client/ring_client.h) in the test
+// process. Publish / subscribe / fetch in every mode, a stale table answered MOVED, forwards
+// along the fingers, kill -9 of a busy group's owner under load (no acked clip lost, the
+// subscriber resumes without a gap or a duplicate) and a node joining mid-run (its arc's clips
+// handed over before it serves).
+#include <signal.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "client/ring_client.h"
+#include "client/ring_subscription.h"
+#include "integration/cluster_harness.h"
+#include "relay/clip_codec.h"
+#include "ring/id.h"
+
+namespace vsc::integration {
+namespace {
+
+using namespace std::chrono_literals;
+using client::RingClient;
+using client::RingClientOptions;
+using client::RingMode;
+using client::RingSubscription;
+
+constexpr int kRingNodes = 6;
+
+std::vector<uint8_t> Payload(const std::string& group, uint64_t n) {
+  const std::string text = group + "#" + std::to_string(n);
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+class RingTest : public ClusterTest {
+ protected:
+  void SetUp() override {
+    StartCluster([](bench::LocalClusterOptions& o) {
+      o.real_servers = kRingNodes;
+      o.relay = true;
+      o.rs_workers = 2;
+    });
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(WaitForRingSize(kRingNodes)) << "work dir " << work_dir_;
+  }
+
+  RingClientOptions Options(RingMode mode) const {
+    RingClientOptions o;
+    o.ring_port = cluster_->ring_port();
+    o.mode = mode;
+    o.timeout = 2s;
+    o.attempts = 10;
+    return o;
+  }
+
+  // Polls the director's table until it lists n members and every running node routes with
+  // that version (vsc_rs_ring_version on its /metrics).
+  bool WaitForRingSize(size_t n) {
+    RingClient c(Options(RingMode::kPrefetch), clock_);
+    return WaitUntil(
+        [&] {
+          auto t = c.RefreshTable();
+          if (!t.ok() || (*t)->size() != n) return false;
+          for (int i = 0; i < cluster_->size(); ++i) {
+            if (!cluster_->server_running(i)) continue;
+            auto m = AdminHttpGet(cluster_->server_http_port(i), "/metrics", "", 2s);
+            if (!m.ok() || m->first != 200) return false;
+            auto v = MetricValue(m->second, "vsc_rs_ring_version");
+            if (!v.ok() || static_cast<uint64_t>(*v) != (*t)->version()) return false;
+          }
+          return true;
+        },
+        10s, 20ms);
+  }
+
+  // The index of the real server that owns `group` in the director's current table.
+  int OwnerIndex(const std::string& group) {
+    RingClient c(Options(RingMode::kPrefetch), clock_);
+    auto t = c.RefreshTable();
+    EXPECT_TRUE(t.ok());
+    if (!t.ok()) return -1;
+    const std::string owner = (*t)->Owner(group).name;
+    for (int i = 0; i < cluster_->size(); ++i) {
+      if (cluster_->server_id(i) == owner) return i;
+    }
+    return -1;
+  }
+
+  double RingCounter(const std::string& event) {
+    std::string text = Metrics();
+    auto v = MetricValue(text, "vsc_director_ring_requests_total{kind=\"" + event + "\"}");
+    return v.ok() ? *v : -1;
+  }
+};
+
+TEST_F(RingTest, PublishSubscribeAndFetchInEveryMode) {
+  for (RingMode mode : {RingMode::kPrefetch, RingMode::kAsk, RingMode::kViaDirector}) {
+    SCOPED_TRACE(std::string(client::RingModeName(mode)));
+    const std::string group = "talk-" + std::string(client::RingModeName(mode));
+    RingClient talker(Options(mode), clock_);
+    RingClient listener_client(Options(mode), clock_);
+    RingSubscription listener(listener_client, group, 0);
+    // The first Next subscribes; nothing is published yet.
+    auto none = listener.Next(clock_.Now() + 200ms);
+    ASSERT_TRUE(none.ok()) << none.status().ToString();
+    ASSERT_FALSE(none->has_value());
+    ASSERT_TRUE(WaitUntil([&] { return listener.stats().subscribes >= 1; }, 2s));
+    for (uint64_t n = 1; n <= 20; ++n) {
+      auto ack = talker.Publish(group, Payload(group, n));
+      ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+      EXPECT_EQ(ack->seq, n);
+    }
+    for (uint64_t n = 1; n <= 20; ++n) {
+      auto clip = listener.Next(clock_.Now() + 5s);
+      ASSERT_TRUE(clip.ok() && clip->has_value()) << "clip " << n;
+      EXPECT_EQ((*clip)->seq, n);
+      EXPECT_EQ((*clip)->bytes, Payload(group, n));
+    }
+    auto fetched = talker.Fetch(group, 15);
+    ASSERT_TRUE(fetched.ok()) << fetched.status().ToString();
+    ASSERT_EQ(fetched->clips.size(), 5u);
+    EXPECT_EQ(fetched->clips.front().seq, 16u);
+    EXPECT_EQ(fetched->clips.back().bytes, Payload(group, 20));
+    EXPECT_EQ(fetched->last_seq, 20u);
+    EXPECT_EQ(listener.stats().duplicates, 0u);
+    EXPECT_EQ(listener.stats().gaps, 0u);
+  }
+}
+
+TEST_F(RingTest, PrefetchClientsNeverTouchTheDirectorAfterTheTable) {
+  RingClient c(Options(RingMode::kPrefetch), clock_);
+  ASSERT_TRUE(c.RefreshTable().ok());
+  const double tables = RingCounter("table");
+  const double via = RingCounter("via_director");
+  for (int n = 0; n < 30; ++n) {
+    ASSERT_TRUE(c.Publish("direct-" + std::to_string(n % 7), Payload("d", n)).ok());
+  }
+  EXPECT_EQ(RingCounter("table"), tables);
+  EXPECT_EQ(RingCounter("via_director"), via);
+  RingClient v(Options(RingMode::kViaDirector), clock_);
+  ASSERT_TRUE(v.Publish("direct-0", Payload("d", 99)).ok());
+  EXPECT_EQ(RingCounter("via_director"), via + 1);
+}
+
+TEST_F(RingTest, AStaleTableIsAnsweredMovedAndTheClientRefreshes) {
+  RingClient c(Options(RingMode::kPrefetch), clock_);
+  auto table = c.RefreshTable();
+  ASSERT_TRUE(table.ok());
+  const std::string group = "stale-group";
+  const std::string owner = (*table)->Owner(group).name;
+  // An older table without the owner: the client sends to the owner's successor.
+  std::vector<ring::NodeSpec> others;
+  for (const ring::Member& m : (*table)->members()) {
+    if (m.name != owner) others.push_back({m.name, m.endpoint});
+  }
+  auto stale = ring::Ring::Build((*table)->version() - 1, others);
+  ASSERT_TRUE(stale.ok());
+  c.SetTable(*stale);
+  const uint64_t refreshes = c.stats().table_refreshes;
+  auto ack = c.Publish(group, Payload(group, 1));
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  EXPECT_EQ(c.stats().moved, 1u);
+  EXPECT_EQ(c.stats().table_refreshes, refreshes + 1);
+  EXPECT_EQ(c.table()->version(), (*table)->version());
+  EXPECT_EQ(ack->hops, 0);  // after the refresh it went straight to the owner
+}
+
+TEST_F(RingTest, ANonOwnerWithACurrentTableForwardsAlongItsFingers) {
+  RingClient c(Options(RingMode::kPrefetch), clock_);
+  auto table = c.RefreshTable();
+  ASSERT_TRUE(table.ok());
+  const std::string group = "forwarded";
+  const size_t owner = (*table)->SuccessorIndex(ring::KeyId(group));
+  uint64_t expected_seq = 0;
+  for (size_t i = 0; i < (*table)->size(); ++i) {
+    const ring::Member& m = (*table)->member(i);
+    relay::Frame publish;
+    publish.type = relay::Type::kPublish;
+    publish.key = group;
+    publish.version = (*table)->version();
+    publish.payload = Payload(group, i);
+    auto answer = c.Exchange(m.endpoint.host + ":" + std::to_string(m.endpoint.port), publish);
+    ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+    ASSERT_EQ(answer->back().type, relay::Type::kAck) << relay::PayloadText(answer->back());
+    EXPECT_EQ(answer->back().seq, ++expected_seq);
+    if (i == owner) {
+      EXPECT_EQ(answer->back().hops, 0);
+    } else {
+      EXPECT_GE(answer->back().hops, 1) << "from " << m.name;
+      EXPECT_LE(answer->back().hops, 4) << "from " << m.name;  // ⌈log2 6⌉ + 1
+    }
+  }
+}
+
+// One talker publishing as fast as acks come, one listener; the owner is killed with SIGKILL
+// after 100 acks. Every acked clip must reach the listener exactly once, in seq order, and be
+// fetchable from the new owner.
+TEST_F(RingTest, KillingABusyOwnerLosesNoAckedClipAndListenersResume) {
+  const std::string group = "busy";
+  const int owner = OwnerIndex(group);
+  ASSERT_GE(owner, 0);
+  std::mutex mu;
+  std::map<uint64_t, std::vector<uint8_t>> acked;  // seq -> bytes
+  std::atomic<bool> stop{false};
+  std::atomic<int> after_kill{0};
+  std::atomic<bool> killed{false};
+  std::thread talker([&] {
+    RingClient c(Options(RingMode::kPrefetch), clock_);
+    for (uint64_t n = 1; !stop; ++n) {
+      std::vector<uint8_t> bytes = Payload(group, n);
+      auto ack = c.Publish(group, bytes);
+      if (!ack.ok()) continue;  // not acked: may or may not be delivered
+      std::lock_guard lock(mu);
+      EXPECT_EQ(acked.count(ack->seq), 0u) << "seq " << ack->seq << " acked twice";
+      acked[ack->seq] = std::move(bytes);
+      if (killed) ++after_kill;
+    }
+  });
+  RingClient lc(Options(RingMode::kPrefetch), clock_);
+  RingSubscription listener(lc, group, 0);
+  std::vector<client::Clip> heard;
+  auto listen_until = [&](const std::function<bool()>& done, Duration limit) {
+    const TimePoint end = clock_.Now() + limit;
+    while (!done() && clock_.Now() < end) {
+      auto clip = listener.Next(std::min(end, clock_.Now() + 200ms));
+      ASSERT_TRUE(clip.ok()) << clip.status().ToString();
+      if (clip->has_value()) heard.push_back(std::move(**clip));
+    }
+  };
+  listen_until(
+      [&] {
+        std::lock_guard l(mu);
+        return acked.size() >= 100;
+      },
+      20s);
+  ASSERT_TRUE(cluster_->SignalServer(owner, SIGKILL).ok());
+  killed = true;
+  listen_until([&] { return after_kill >= 100; }, 30s);
+  stop = true;
+  talker.join();
+  ASSERT_GE(after_kill.load(), 100) << "publishing did not resume after the kill";
+  const uint64_t last_acked = acked.rbegin()->first;
+  listen_until([&] { return !heard.empty() && heard.back().seq >= last_acked; }, 10s);
+
+  // In seq order, no duplicate; every acked clip heard with its bytes.
+  std::map<uint64_t, std::vector<uint8_t>> by_seq;
+  for (size_t i = 0; i < heard.size(); ++i) {
+    if (i > 0) {
+      ASSERT_GT(heard[i].seq, heard[i - 1].seq) << "out of order or duplicate";
+    }
+    by_seq[heard[i].seq] = heard[i].bytes;
+  }
+  size_t lost = 0;
+  for (const auto& [seq, bytes] : acked) {
+    auto it = by_seq.find(seq);
+    if (it == by_seq.end() || it->second != bytes) ++lost;
+  }
+  EXPECT_EQ(lost, 0u) << "of " << acked.size() << " acked clips";
+  EXPECT_EQ(listener.stats().duplicates, 0u);
+  EXPECT_GE(listener.stats().subscribes, 2u);  // it resubscribed at the new owner
+  EXPECT_NE(OwnerIndex(group), owner);
+  // The new owner serves every acked clip to a late fetch too.
+  RingClient f(Options(RingMode::kAsk), clock_);
+  auto all = f.Fetch(group, 0);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  std::set<uint64_t> fetched;
+  for (const auto& c : all->clips) fetched.insert(c.seq);
+  for (const auto& [seq, bytes] : acked) EXPECT_EQ(fetched.count(seq), 1u) << "seq " << seq;
+}
+
+// A seventh node joins; a group in the arc it takes over keeps its clips (handed over before
+// the new node serves it) and its numbering.
+TEST_F(RingTest, AJoiningNodeTakesItsArcWithItsClips) {
+  std::vector<ring::NodeSpec> seven;
+  for (int i = 1; i <= kRingNodes + 1; ++i) {
+    seven.push_back({"rs" + std::to_string(i), {"127.0.0.1", 1}});
+  }
+  const ring::Ring after = std::move(ring::Ring::Build(1, seven)).value();
+  std::string group;
+  for (int n = 0; group.empty(); ++n) {
+    const std::string g = "arc-" + std::to_string(n);
+    if (after.Owner(g).name == "rs7") group = g;
+  }
+  RingClient c(Options(RingMode::kPrefetch), clock_);
+  for (uint64_t n = 1; n <= 30; ++n) ASSERT_TRUE(c.Publish(group, Payload(group, n)).ok());
+  auto added = cluster_->AddServer();
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  ASSERT_TRUE(WaitForRingSize(kRingNodes + 1));
+  ASSERT_EQ(OwnerIndex(group), *added);
+  auto fetched = c.Fetch(group, 0);
+  ASSERT_TRUE(fetched.ok()) << fetched.status().ToString();
+  ASSERT_EQ(fetched->clips.size(), 30u);
+  for (uint64_t n = 1; n <= 30; ++n) EXPECT_EQ(fetched->clips[n - 1].bytes, Payload(group, n));
+  auto ack = c.Publish(group, Payload(group, 31));
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  EXPECT_EQ(ack->seq, 31u);
+  const ring::Member& m = c.table()->Owner(group);
+  EXPECT_EQ(ack->node, m.endpoint.host + ":" + std::to_string(m.endpoint.port));
+}
+
+}  // namespace
+}  // namespace vsc::integration
