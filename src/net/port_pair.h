@@ -1,8 +1,9 @@
 // A TCP listener and a UDP socket on the same port number, as a service offered over both
 // transports needs. With port 0 the kernel picks the number: the TCP listener is bound first
 // (a TIME_WAIT socket holding a number can make a later TCP listen fail, never a UDP bind), then
-// the UDP socket takes the same number; if that fails the pair is released and tried again.
-// Neither socket is started.
+// the UDP socket takes the same number; if that fails another number is tried (up to 16 times),
+// the clashing listeners held meanwhile so that no number is tried twice, and all of them
+// released before returning. With a fixed port there is one attempt. Neither socket is started.
 #pragma once
 
 #include <asio.hpp>

@@ -189,8 +189,8 @@ class ClusterTest : public ::testing::Test {
   // is a second pick by the director; `resends`, when given, receives how many there were.
   std::vector<int> UdpRoundTrips(int n, uint64_t seed, int* resends = nullptr);
 
-  // The line of a real server's log in `work_dir` saying it could not listen because the port
-  // was taken, or "" if there is none.
+  // The line of a daemon's log in `work_dir` saying it could not listen because the port was
+  // taken, or "" if there is none (reported when a cluster fails to start).
   static std::string PortClashLine(const std::string& work_dir);
 
   std::unique_ptr<bench::LocalCluster> cluster_;
