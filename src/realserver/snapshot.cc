@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/evp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -51,9 +52,11 @@ Result<uint64_t> ParseU64(std::string_view s, const char* what) {
   return v;
 }
 
-Result<replication::Digest> ParseDigestHex(std::string_view hex) {
-  replication::Digest d{};
-  if (hex.size() != d.size() * 2) return DataLoss("snapshot answer: X-Vsc-Digest is not 64 hex digits");
+// 64 hex digits of the header `name` as 32 bytes.
+Result<std::array<uint8_t, 32>> ParseHex32(std::string_view hex, const char* name) {
+  std::array<uint8_t, 32> d{};
+  const std::string bad = std::string("snapshot answer: ") + name + " is not 64 hex digits";
+  if (hex.size() != d.size() * 2) return DataLoss(bad);
   auto nibble = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -62,11 +65,30 @@ Result<replication::Digest> ParseDigestHex(std::string_view hex) {
   };
   for (size_t i = 0; i < d.size(); ++i) {
     int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return DataLoss("snapshot answer: X-Vsc-Digest is not 64 hex digits");
+    if (hi < 0 || lo < 0) return DataLoss(bad);
     d[i] = static_cast<uint8_t>(hi << 4 | lo);
   }
   return d;
 }
+
+// SHA-256 of a byte stream, fed in pieces.
+class Sha256 {
+ public:
+  Sha256() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr); }
+  ~Sha256() { EVP_MD_CTX_free(ctx_); }
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void Update(const char* data, size_t n) { EVP_DigestUpdate(ctx_, data, n); }
+  std::array<uint8_t, 32> Final() {
+    std::array<uint8_t, 32> out{};
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(ctx_, out.data(), &n);
+    return out;
+  }
+
+ private:
+  EVP_MD_CTX* ctx_;
+};
 
 Result<sockaddr_in> Resolve(const std::string& host, uint16_t port) {
   addrinfo hints{};
@@ -124,6 +146,47 @@ Status WriteAll(int fd, std::string_view data, const std::string& what) {
 
 std::atomic<uint64_t> g_serve_counter{0};
 
+// Streams the body (its first bytes already in `rest`) into `out_path` and checks its length
+// and X-Vsc-Body-Sha256; fsyncs the file, since it must survive a crash once it is installed.
+Status ReceiveBody(int fd, const std::string& rest, const SnapshotHead& head,
+                   const std::string& out_path, const std::string& what) {
+  RemoveDatabaseFiles(out_path);
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  if (!out) return IoError(what + ": cannot create " + out_path);
+  Sha256 hash;
+  uint64_t received = std::min<uint64_t>(rest.size(), head.content_length);
+  out.write(rest.data(), static_cast<std::streamsize>(received));
+  hash.Update(rest.data(), static_cast<size_t>(received));
+  std::vector<char> buf(256 * 1024);
+  while (received < head.content_length) {
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(buf.size(), head.content_length - received));
+    ssize_t n = ::recv(fd, buf.data(), want, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return Unavailable(what + ": body cut short at " + std::to_string(received) + " of " +
+                         std::to_string(head.content_length) + " bytes" +
+                         (n < 0 ? std::string(": ") + std::strerror(errno) : std::string()));
+    }
+    out.write(buf.data(), n);
+    hash.Update(buf.data(), static_cast<size_t>(n));
+    received += static_cast<uint64_t>(n);
+  }
+  out.flush();
+  if (!out) return IoError(what + ": writing " + out_path + " failed");
+  out.close();
+  if (hash.Final() != head.body_sha256) {
+    return DataLoss(what + ": the body does not match its X-Vsc-Body-Sha256 (damaged in "
+                    "transit); nothing was installed, ask another peer");
+  }
+  int wfd = ::open(out_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (wfd >= 0) {
+    ::fsync(wfd);
+    ::close(wfd);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string SnapshotToken(const proto::ClusterKey& key) {
@@ -177,6 +240,9 @@ net::HttpResponse ServeSnapshot(const net::HttpRequest& request, const std::stri
   r.headers.emplace_back("X-Vsc-Epoch", std::to_string(state->epoch));
   r.headers.emplace_back("X-Vsc-Applied-Seq", std::to_string(state->applied_seq));
   r.headers.emplace_back("X-Vsc-Digest", Hex(state->digest));
+  Sha256 body_hash;
+  body_hash.Update(r.body.data(), r.body.size());
+  r.headers.emplace_back("X-Vsc-Body-Sha256", Hex(body_hash.Final()));
   return r;
 }
 
@@ -210,8 +276,10 @@ Result<SnapshotHead> ParseSnapshotHead(std::string_view head) {
   VSC_ASSIGN_OR_RETURN(auto seq, header("X-Vsc-Applied-Seq"));
   VSC_ASSIGN_OR_RETURN(h.state.applied_seq, ParseU64(seq, "X-Vsc-Applied-Seq"));
   VSC_ASSIGN_OR_RETURN(auto digest, header("X-Vsc-Digest"));
-  VSC_ASSIGN_OR_RETURN(h.state.digest, ParseDigestHex(digest));
+  VSC_ASSIGN_OR_RETURN(h.state.digest, ParseHex32(digest, "X-Vsc-Digest"));
   h.digest_hex = std::string(digest);
+  VSC_ASSIGN_OR_RETURN(auto body_sha256, header("X-Vsc-Body-Sha256"));
+  VSC_ASSIGN_OR_RETURN(h.body_sha256, ParseHex32(body_sha256, "X-Vsc-Body-Sha256"));
   return h;
 }
 
@@ -278,33 +346,7 @@ Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_
                       (rest.empty() ? "" : " (" + rest.substr(0, 200) + ")"));
   }
 
-  RemoveDatabaseFiles(out_path);
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  if (!out) return IoError(what + ": cannot create " + out_path);
-  uint64_t received = std::min<uint64_t>(rest.size(), parsed->content_length);
-  out.write(rest.data(), static_cast<std::streamsize>(received));
-  while (received < parsed->content_length) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), parsed->content_length - received));
-    ssize_t n = ::recv(fd.get(), buf.data(), want, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      return Unavailable(what + ": body cut short at " + std::to_string(received) + " of " +
-                         std::to_string(parsed->content_length) + " bytes" +
-                         (n < 0 ? std::string(": ") + std::strerror(errno) : std::string()));
-    }
-    out.write(buf.data(), n);
-    received += static_cast<uint64_t>(n);
-  }
-  out.flush();
-  if (!out) return IoError(what + ": writing " + out_path + " failed");
-  out.close();
-  // The copy must survive a crash once it replaces the database.
-  int wfd = ::open(out_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (wfd >= 0) {
-    ::fsync(wfd);
-    ::close(wfd);
-  }
-
+  VSC_RETURN_IF_ERROR(ReceiveBody(fd.get(), rest, *parsed, out_path, what));
   VSC_ASSIGN_OR_RETURN(replication::ReplicaState state, InspectSnapshot(out_path));
   // Opening it read-only may have left empty side files; nothing else uses this copy.
   ::unlink((out_path + "-wal").c_str());

@@ -7,12 +7,15 @@
 // "Snapshots" for what that does and does not protect.
 //
 // The answer carries the copy's replica state in headers (X-Vsc-Epoch, X-Vsc-Applied-Seq,
-// X-Vsc-Digest, hex), and the fetcher checks the file it received holds exactly that state.
+// X-Vsc-Digest, hex) and the SHA-256 of its body (X-Vsc-Body-Sha256, hex); the fetcher checks
+// the body against that hash (a page damaged in transit can pass PRAGMA quick_check) and that
+// the file it received holds exactly the announced state.
 //
 // Threads: ServeSnapshot runs on the HTTP worker that received the request (it blocks it while
 // SQLite's backup copies the file); FetchSnapshot blocks its caller (the replica thread).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -48,6 +51,7 @@ struct SnapshotHead {
   uint64_t content_length = 0;
   replication::ReplicaState state;
   std::string digest_hex;
+  std::array<uint8_t, 32> body_sha256{};
 };
 
 // Parses the status line and headers (everything up to and including the blank line). Pure.
@@ -60,8 +64,8 @@ Result<SnapshotHead> ParseSnapshotHead(std::string_view head);
 Result<replication::ReplicaState> InspectSnapshot(const std::string& path);
 
 // Fetches http://host:port/v1/snapshot into `out_path` (created or replaced), streaming the
-// body to disk, and checks the length, the file (InspectSnapshot) and that its state equals the
-// one announced in the headers. `timeout` bounds the connect and each read or write.
+// body to disk, and checks the length, the body's SHA-256, the file (InspectSnapshot) and that
+// its state equals the one announced in the headers. `timeout` bounds the connect and each read or write.
 // Unavailable when the peer cannot be reached or stalls, DataLoss for a bad answer or file,
 // Unauthenticated on 401.
 Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_t port,

@@ -20,126 +20,13 @@
 #include "replication/replica_store.h"
 #include "store/database.h"
 #include "support/temp_dir.h"
+#include "replica_fixture.h"
+
 
 namespace vsc::realserver {
 namespace {
 
 using namespace std::chrono_literals;
-
-proto::ClusterKey TestKey(uint8_t fill = 7) {
-  std::array<uint8_t, 32> b;
-  b.fill(fill);
-  return proto::ClusterKey::FromBytes(b);
-}
-
-// Entry 1 creates the table; the others insert rows whose values depend on random() and 'now',
-// so equal digests and checksums also prove the deterministic functions agree.
-proto::LogEntry MakeEntry(uint64_t seq) {
-  proto::LogEntry e;
-  e.set_epoch(1);
-  e.set_seq(seq);
-  e.set_ts_micros(1'700'000'000'000'000 + static_cast<int64_t>(seq) * 1000);
-  auto* s = e.add_statements();
-  if (seq == 1) {
-    s->set_sql("CREATE TABLE t(id INTEGER PRIMARY KEY, r INTEGER, at TEXT DEFAULT CURRENT_TIMESTAMP)");
-  } else if (seq % 7 == 0) {
-    s->set_sql("INSERT INTO t(id, r) VALUES(?1, random())");  // a duplicate id: fails everywhere
-    s->add_params()->set_integer(2);
-  } else {
-    s->set_sql("INSERT INTO t(id, r) VALUES(?1, random())");
-    s->add_params()->set_integer(static_cast<int64_t>(seq));
-  }
-  return e;
-}
-
-proto::Replicate Range(uint64_t first, uint64_t last) {
-  proto::Replicate r;
-  for (uint64_t s = first; s <= last; ++s) *r.add_entries() = MakeEntry(s);
-  r.set_head_seq(last);
-  return r;
-}
-
-// Applies entries 1..n to a fresh file with the core library alone: the reference state.
-replication::ReplicaState ApplyDirectly(const std::string& path, uint64_t n) {
-  auto ex = replication::OpenSqliteExecutor(path, {});
-  EXPECT_TRUE(ex.ok());
-  auto applier = replication::Applier::Create(std::move(ex).value());
-  EXPECT_TRUE(applier.ok());
-  std::vector<replication::Entry> entries;
-  for (uint64_t s = 1; s <= n; ++s) entries.push_back(*EntryFromProto(MakeEntry(s)));
-  EXPECT_TRUE((*applier)->Apply(entries).ok());
-  return (*applier)->state();
-}
-
-// A replica without hooks, to try a second one on a file.
-Result<std::unique_ptr<Replica>> OpenPlain(const std::string& path) {
-  ReplicaOptions o;
-  o.path = path;
-  return Replica::Open(o, {});
-}
-
-class ReplicaTest : public ::testing::Test {
- protected:
-  struct Ack {
-    uint64_t session;
-    proto::ReplicaAck ack;
-  };
-
-  std::unique_ptr<Replica> OpenReplica(const std::string& path, std::string token = "") {
-    ReplicaOptions o;
-    o.path = path;
-    o.max_batch = 1000;
-    o.snapshot_token = std::move(token);
-    o.snapshot_timeout = 5s;
-    ReplicaHooks h;
-    h.on_ack = [this](uint64_t session, proto::ReplicaAck ack) {
-      std::lock_guard lock(mu_);
-      acks_.push_back({session, std::move(ack)});
-      cv_.notify_all();
-    };
-    h.close_readers = [this] {
-      std::lock_guard lock(mu_);
-      events_.push_back("close");
-    };
-    h.reopen_readers = [this] {
-      std::lock_guard lock(mu_);
-      events_.push_back("reopen");
-    };
-    auto r = Replica::Open(o, std::move(h));
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return std::move(r).value();
-  }
-
-  void StartAndWait(Replica& r) {
-    r.Start([this] {
-      std::lock_guard lock(mu_);
-      ready_ = true;
-      cv_.notify_all();
-    });
-    std::unique_lock lock(mu_);
-    ASSERT_TRUE(cv_.wait_for(lock, 20s, [this] { return ready_; }));
-  }
-
-  // Waits until an ack reports `seq` or an error; returns all acks so far.
-  std::vector<Ack> WaitForAck(uint64_t seq, bool error = false) {
-    std::unique_lock lock(mu_);
-    bool ok = cv_.wait_for(lock, 20s, [&] {
-      for (const auto& a : acks_) {
-        if (error ? !a.ack.error().empty() : a.ack.applied_seq() >= seq) return true;
-      }
-      return false;
-    });
-    EXPECT_TRUE(ok) << "no ack for seq " << seq;
-    return acks_;
-  }
-
-  test_support::TempDir dir_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Ack> acks_;
-  std::vector<std::string> events_;
-  bool ready_ = false;
-};
 
 TEST_F(ReplicaTest, AppliesInOrderAndAcksTheSameStateAsTheCoreLibrary) {
   const std::string path = dir_.File("a.db");
@@ -259,30 +146,6 @@ TEST_F(ReplicaTest, ContentChecksumFollowsEveryChangeBehindTheCache) {
   }
 }
 
-// Serves GET /v1/snapshot of `path` on a thread, as a peer's HTTP port does.
-class SnapshotPeer {
- public:
-  SnapshotPeer(const std::string& path, std::string token)
-      : server_(io_, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0),
-                [path, token](const net::HttpRequest& r) { return ServeSnapshot(r, path, token); }),
-        guard_(io_.get_executor()) {
-    EXPECT_TRUE(server_.Start().ok());
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~SnapshotPeer() {
-    asio::post(io_, [this] { server_.Stop(); });
-    guard_.reset();
-    io_.stop();
-    thread_.join();
-  }
-  uint16_t port() const { return server_.local_port(); }
-
- private:
-  asio::io_context io_;
-  net::HttpServer server_;
-  asio::executor_work_guard<asio::io_context::executor_type> guard_;
-  std::thread thread_;
-};
 
 TEST_F(ReplicaTest, InstallsASnapshotInPlaceAndCarriesOn) {
   const std::string token = SnapshotToken(TestKey());
@@ -368,13 +231,16 @@ TEST(SnapshotTokenTest, IsTheHexHmacOfTheLabel) {
 
 TEST(SnapshotHeadTest, ParsesTheAnnouncedStateAndRefusesBadHeads) {
   const std::string digest(64, 'a');
+  const std::string body_hash = "X-Vsc-Body-Sha256: " + std::string(64, 'b') + "\r\n";
   auto h = ParseSnapshotHead("HTTP/1.1 200 OK\r\nContent-Length: 4096\r\nX-Vsc-Epoch: 2\r\n"
-                             "X-Vsc-Applied-Seq: 77\r\nX-Vsc-Digest: " + digest + "\r\n\r\n");
+                             "X-Vsc-Applied-Seq: 77\r\nX-Vsc-Digest: " + digest + "\r\n" +
+                             body_hash + "\r\n");
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   EXPECT_EQ(h->content_length, 4096u);
   EXPECT_EQ(h->state.epoch, 2u);
   EXPECT_EQ(h->state.applied_seq, 77u);
   EXPECT_EQ(h->state.digest[0], 0xaa);
+  EXPECT_EQ(h->body_sha256[31], 0xbb);
   EXPECT_EQ(ParseSnapshotHead("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n").status().code(),
             Code::kUnauthenticated);
   for (const std::string& bad : std::vector<std::string>{
@@ -385,7 +251,12 @@ TEST(SnapshotHeadTest, ParsesTheAnnouncedStateAndRefusesBadHeads) {
            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nX-Vsc-Epoch: 2\r\nX-Vsc-Applied-Seq: x\r\n"
            "X-Vsc-Digest: " + digest + "\r\n\r\n",
            std::string("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nX-Vsc-Epoch: 2\r\n"
-                       "X-Vsc-Applied-Seq: 7\r\nX-Vsc-Digest: abc\r\n\r\n")}) {
+                       "X-Vsc-Applied-Seq: 7\r\nX-Vsc-Digest: abc\r\n\r\n"),
+           // no body hash, then a short one
+           "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nX-Vsc-Epoch: 2\r\nX-Vsc-Applied-Seq: 7\r\n"
+           "X-Vsc-Digest: " + digest + "\r\n\r\n",
+           "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nX-Vsc-Epoch: 2\r\nX-Vsc-Applied-Seq: 7\r\n"
+           "X-Vsc-Digest: " + digest + "\r\nX-Vsc-Body-Sha256: abc\r\n\r\n"}) {
     EXPECT_EQ(ParseSnapshotHead(bad).status().code(), Code::kDataLoss) << bad;
   }
 }
