@@ -231,6 +231,7 @@ void Replicator::Attach(const proto::Register& reg, const Admission& admission,
   r.digest = ToDigest(reg.digest()).value_or(replication::ZeroDigest());
   r.chain = r.digest;
   r.chain_seq = r.acked_seq;
+  const std::string ordered_from = r.snapshot_sent ? r.snapshot_peer : "";
   r.snapshot_sent = false;
   r.snapshot_peer.clear();
   r.tracked_from = UINT64_MAX;
@@ -251,10 +252,13 @@ void Replicator::Attach(const proto::Register& reg, const Admission& admission,
   }
   const CatchUpPlan& plan = admission.plan;
   if (plan.action == CatchUpPlan::Action::kSnapshot) {
-    spdlog::warn("replica {} must copy a snapshot: {}", r.id, plan.reason);
+    r.failed_snapshot_peer = ordered_from;
+    spdlog::warn("replica {} must copy a snapshot: {}{}", r.id, plan.reason,
+                 ordered_from.empty() ? "" : " (the copy from " + ordered_from + " failed)");
     OrderSnapshot(r, ReplicationState::kNeedsSnapshot, plan.reason);
     return;
   }
+  r.failed_snapshot_peer.clear();
   r.next_seq = plan.from_seq;
   if (plan.needs_catch_up) {
     r.state = ReplicationState::kCatchingUp;
@@ -448,8 +452,10 @@ void Replicator::OrderSnapshot(Replica& r, ReplicationState state, const std::st
   Notify(progress_);
 }
 
-const Replicator::Replica* Replicator::HealthyPeer(const std::string& except) const {
+const Replicator::Replica* Replicator::HealthyPeer(const std::string& except,
+                                                  const std::string& avoid) const {
   const Replica* best = nullptr;
+  const Replica* avoided = nullptr;
   for (const auto& [id, r] : replicas_) {
     if (id == except || !r.link || r.state != ReplicationState::kInSync || r.http_port == 0) {
       continue;
@@ -461,9 +467,13 @@ const Replicator::Replica* Replicator::HealthyPeer(const std::string& except) co
          rec->state != membership::State::kJoining)) {
       continue;
     }
-    if (best == nullptr || r.acked_seq > best->acked_seq) best = &r;
+    if (id == avoid) {
+      avoided = &r;
+    } else if (best == nullptr || r.acked_seq > best->acked_seq) {
+      best = &r;
+    }
   }
-  return best;
+  return best != nullptr ? best : avoided;
 }
 
 void Replicator::SendSnapshotOrders() {
@@ -472,7 +482,7 @@ void Replicator::SendSnapshotOrders() {
     if (r.state != ReplicationState::kNeedsSnapshot && r.state != ReplicationState::kDiverged) {
       continue;
     }
-    const Replica* peer = HealthyPeer(id);
+    const Replica* peer = HealthyPeer(id, r.failed_snapshot_peer);
     if (peer == nullptr) continue;  // retried on every tick and whenever a replica gets in sync
     proto::Message m;
     proto::InstallSnapshot* is = m.mutable_install_snapshot();

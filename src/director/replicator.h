@@ -206,6 +206,9 @@ class Replicator {
     bool has_sql = false;
     bool snapshot_sent = false;
     std::string snapshot_peer;
+    // The peer of an order that did not bring it back (it registered again still needing a
+    // snapshot: the copy failed); the next order prefers any other healthy peer.
+    std::string failed_snapshot_peer;
     uint64_t acks = 0;
     uint64_t entries_sent = 0;
   };
@@ -230,7 +233,8 @@ class Replicator {
   // The replica must copy a snapshot; `diverged` marks why. Forgets it for pending commits.
   void OrderSnapshot(Replica& r, ReplicationState state, const std::string& reason);
   void SendSnapshotOrders();
-  const Replica* HealthyPeer(const std::string& except) const;
+  // The in-sync peer furthest ahead, other than `except`; `avoid` only when no other is healthy.
+  const Replica* HealthyPeer(const std::string& except, const std::string& avoid) const;
   std::optional<replication::Digest> AgreedAt(uint64_t seq) const;
   void Tick();
   void ArmTimer();

@@ -91,6 +91,16 @@ class ReplicatorTest : public ::testing::Test {
     io_.poll();
   }
 
+  // The replica's copy failed (its peer died, stalled or sent a damaged body): as the real
+  // server does, it closes its session and registers again on a new one, still needing one.
+  void Rejoin(FakeReplica& r) {
+    rep_->Detach(r.id, r.link.get());
+    plane_.OnSessionClosed(r.id, r.session, clock_.Now());
+    r.session = ++sessions_;
+    r.link = std::make_shared<FakeLink>();
+    Join(r);
+  }
+
   void Deliver(FakeReplica& r) {
     if (auto ack = r.Apply()) rep_->OnAck(r.id, *ack);
     EXPECT_EQ(r.gaps, 0u) << "a gap in the stream to " << r.id;
@@ -290,6 +300,41 @@ TEST_F(ReplicatorTest, ASnapshotWaitsForAHealthyPeer) {
   auto order = b.SnapshotOrder();
   ASSERT_TRUE(order.has_value()) << "the first healthy replica serves the snapshot";
   EXPECT_EQ(order->peer_id(), "rs1");
+}
+
+TEST_F(ReplicatorTest, AFailedSnapshotIsOrderedFromAnotherPeer) {
+  Open();
+  FakeReplica a = MakeReplica("rs1"), c = MakeReplica("rs3");
+  Join(a);
+  Join(c);
+  FakeReplica b = MakeReplica("rs2");
+  b.content_checksum = "bad";
+  Join(b);
+  auto first = b.SnapshotOrder();
+  ASSERT_TRUE(first.has_value());
+  const std::string other = first->peer_id() == "rs1" ? "rs3" : "rs1";
+  Rejoin(b);
+  auto second = b.SnapshotOrder();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->peer_id(), other) << "the peer whose copy failed was asked again";
+  Rejoin(b);
+  auto third = b.SnapshotOrder();
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->peer_id(), first->peer_id()) << "only the last failed peer is avoided";
+}
+
+TEST_F(ReplicatorTest, AFailedSnapshotIsOrderedAgainFromTheOnlyPeer) {
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  FakeReplica b = MakeReplica("rs2");
+  b.content_checksum = "bad";
+  Join(b);
+  ASSERT_TRUE(b.SnapshotOrder().has_value());
+  Rejoin(b);
+  auto again = b.SnapshotOrder();
+  ASSERT_TRUE(again.has_value()) << "no order at all while the only healthy peer is up";
+  EXPECT_EQ(again->peer_id(), "rs1");
 }
 
 TEST_F(ReplicatorTest, AReplicaWithADifferentOutcomeIsDivergedAndRebuilt) {
