@@ -1,0 +1,116 @@
+// DirectorConfig::Bind: every key reaches its own field (a key bound to the wrong field, or two
+// keys to one, shows as a field left at its default or holding another key's value), and the
+// printed configuration loads back to the same values.
+#include "director/director_config.h"
+
+#include <gtest/gtest.h>
+
+namespace vsc::director {
+namespace {
+
+constexpr char kEveryKey[] = R"(
+[director]
+listen = "10.0.0.1"
+lookup_port = 17000
+control_port = 17100
+heartbeat_port = 17101
+admin_listen = "10.0.0.2"
+admin_port = 17200
+admin_token_file = "/etc/vsc/token"
+key_file = "/etc/vsc/key"
+insecure = true
+workers = 3
+scheduler = "mh"
+persistence_timeout_s = 360
+persistence_netmask = "255.255.255.0"
+heartbeat_interval_ms = 150
+silent_after = 3
+down_after = 7
+mh_table_size = 251
+dwlc_reference_ms = 650.5
+max_servers = 99
+log_level = "debug"
+ready_file = "/run/vsc/ready"
+write_port = 17300
+sql_port = 17301
+log_file = "/var/lib/vsc/log.db"
+schema_db = "/var/lib/vsc/boot.db"
+commit_policy = "majority"
+replica_window_entries = 77
+replica_window_bytes = 12345
+update_queue = 55
+request_queue = 66
+read_timeout_ms = 2500
+log_retain_entries = 4321
+log_retain_bytes = 987654
+)";
+
+void ExpectEveryKeySet(const DirectorConfig& c) {
+  EXPECT_EQ(c.listen, "10.0.0.1");
+  EXPECT_EQ(c.lookup_port, 17000);
+  EXPECT_EQ(c.control_port, 17100);
+  EXPECT_EQ(c.heartbeat_port, 17101);
+  EXPECT_EQ(c.admin_listen, "10.0.0.2");
+  EXPECT_EQ(c.admin_port, 17200);
+  EXPECT_EQ(c.admin_token_file, "/etc/vsc/token");
+  EXPECT_EQ(c.key_file, "/etc/vsc/key");
+  EXPECT_TRUE(c.insecure);
+  EXPECT_EQ(c.workers, 3u);
+  EXPECT_EQ(c.scheduler, "mh");
+  EXPECT_EQ(c.persistence_timeout_s, 360u);
+  EXPECT_EQ(c.persistence_netmask, "255.255.255.0");
+  EXPECT_EQ(c.heartbeat_interval_ms, 150u);
+  EXPECT_EQ(c.silent_after, 3u);
+  EXPECT_EQ(c.down_after, 7u);
+  EXPECT_EQ(c.mh_table_size, 251u);
+  EXPECT_EQ(c.dwlc_reference_ms, 650.5);
+  EXPECT_EQ(c.max_servers, 99u);
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.ready_file, "/run/vsc/ready");
+  EXPECT_EQ(c.write_port, 17300);
+  EXPECT_EQ(c.sql_port, 17301);
+  EXPECT_EQ(c.log_file, "/var/lib/vsc/log.db");
+  EXPECT_EQ(c.schema_db, "/var/lib/vsc/boot.db");
+  EXPECT_EQ(c.commit_policy, "majority");
+  EXPECT_EQ(c.replica_window_entries, 77u);
+  EXPECT_EQ(c.replica_window_bytes, 12345);
+  EXPECT_EQ(c.update_queue, 55u);
+  EXPECT_EQ(c.request_queue, 66u);
+  EXPECT_EQ(c.read_timeout_ms, 2500u);
+  EXPECT_EQ(c.log_retain_entries, 4321u);
+  EXPECT_EQ(c.log_retain_bytes, 987654);
+}
+
+TEST(DirectorConfigTest, EveryKeySetsItsOwnField) {
+  DirectorConfig c;
+  ConfigTable t("director");
+  c.Bind(t);
+  ASSERT_TRUE(t.LoadTomlText(kEveryKey, "test.toml").ok());
+  ExpectEveryKeySet(c);
+}
+
+TEST(DirectorConfigTest, ThePrintedConfigurationLoadsBack) {
+  DirectorConfig first;
+  ConfigTable t1("director");
+  first.Bind(t1);
+  ASSERT_TRUE(t1.LoadTomlText(kEveryKey, "test.toml").ok());
+  DirectorConfig second;
+  ConfigTable t2("director");
+  second.Bind(t2);
+  const Status s = t2.LoadTomlText(t1.ToToml(), "printed");
+  ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << t1.ToToml();
+  ExpectEveryKeySet(second);
+}
+
+TEST(DirectorConfigTest, AnUnknownKeyIsRefusedByName) {
+  DirectorConfig c;
+  ConfigTable t("director");
+  c.Bind(t);
+  const Status s = t.LoadTomlText("[director]\nheartbeat_interval = 100\n", "typo.toml");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("heartbeat_interval"), std::string::npos) << s.ToString();
+  EXPECT_EQ(c.heartbeat_interval_ms, 200u) << "a refused file changed the configuration";
+}
+
+}  // namespace
+}  // namespace vsc::director
