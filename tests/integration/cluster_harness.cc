@@ -362,6 +362,22 @@ size_t PacedUdpLoad::CountSent(std::optional<TimePoint> from, std::optional<Time
   return n;
 }
 
+bool AllThreadsStopped(pid_t pid) {
+  std::error_code ec;
+  int threads = 0;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    // "TID (comm) STATE ...": comm may hold spaces and parentheses, the state follows the last ')'.
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) continue;  // the thread ended
+    if (stat[close + 2] != 'T') return false;
+    ++threads;
+  }
+  return !ec && threads > 0;
+}
+
 // ---- ClusterTest ----
 
 std::string ClusterTest::PortClashLine(const std::string& work_dir) {

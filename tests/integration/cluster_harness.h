@@ -11,6 +11,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstdint>
@@ -65,6 +66,12 @@ std::string MakeTempDir(const std::string& prefix);
 // whether it became true. For waiting on a condition only, never to pass time.
 bool WaitUntil(const std::function<bool()>& ready, Duration timeout,
                Duration every = std::chrono::milliseconds(5));
+
+// Whether every thread of process `pid` is stopped ('T' in /proc/PID/task/*/stat). SIGSTOP
+// reaches a multi-threaded process through one thread, which stops the others only when it next
+// runs; on a loaded machine the others can run on for tens of milliseconds (and ack a write, say)
+// after kill() returned. Poll this with WaitUntil after sending SIGSTOP.
+bool AllThreadsStopped(pid_t pid);
 
 // Prometheus text: the value of the series written exactly as `series` (name plus labels in the
 // exporter's order, e.g. `vsc_control_dropped_total{reason="replayed"}`); NotFound if absent.

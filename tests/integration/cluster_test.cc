@@ -261,7 +261,10 @@ TEST_F(ClusterTest, KilledServerIsDownAtOnceAndRejoinsWhenRestarted) {
   ASSERT_TRUE(load.Start().ok());
   ASSERT_TRUE(WaitUntil([&] { return load.sent() >= 100; }, 5s));
 
-  const double active_down = Transitions("ACTIVE", "DOWN");
+  // On a loaded machine rs2 may be SILENT for a moment when it is killed (100 ms heartbeats), so
+  // the one transition to DOWN may come from either state.
+  auto to_down = [&] { return Transitions("ACTIVE", "DOWN") + Transitions("SILENT", "DOWN"); };
+  const double into_down = to_down();
   const TimePoint killed = clock_.Now();
   ASSERT_TRUE(cluster_->SignalServer(1, SIGKILL).ok());
   ASSERT_TRUE(WaitForState("rs2", "DOWN", 3s));
@@ -269,10 +272,10 @@ TEST_F(ClusterTest, KilledServerIsDownAtOnceAndRejoinsWhenRestarted) {
   const size_t sent_at_down = load.sent();
   ASSERT_TRUE(WaitUntil([&] { return load.sent() >= sent_at_down + 150; }, 5s));
 
-  // The closed control session told the director at once: no detour through SILENT.
+  // The closed control session told the director at once: one transition into DOWN.
   // (A missed-heartbeat timeout takes an ACTIVE server through SILENT; another server may flap
   // ACTIVE -> SILENT -> ACTIVE on a loaded machine, so SILENT counts prove nothing here.)
-  EXPECT_EQ(Transitions("ACTIVE", "DOWN") - active_down, 1);
+  EXPECT_EQ(to_down() - into_down, 1);
   // Missed heartbeats could make it DOWN no sooner than (N - 1) periods after the kill (its last
   // heartbeat was at most one period earlier): seeing DOWN before that proves the session close.
   const Duration heartbeat_down = (kDownAfter - 1) * std::chrono::milliseconds(kHeartbeatMs);

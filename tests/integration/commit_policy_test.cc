@@ -30,6 +30,11 @@ constexpr Duration kHeldBack = 1500ms;
 // stopped servers are still counted when it is.
 constexpr Duration kAnswered = kDownTime / 2;
 
+std::string Text(const proto::WriteResponse& r) {
+  return "ok " + std::to_string(r.ok()) + ", code " + std::to_string(r.code()) + ", seq " +
+         std::to_string(r.seq()) + ", error '" + r.error() + "'";
+}
+
 class CommitPolicyTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { ASSERT_FALSE(SharedDbPath().empty()); }
@@ -84,7 +89,13 @@ class CommitPolicyTest : public ::testing::Test {
     return n;
   }
 
-  void Stop(int i) { ASSERT_TRUE(cluster_->SignalServer(i, SIGSTOP).ok()); }
+  // Stops server i and waits until none of its threads can still ack (see AllThreadsStopped).
+  void Stop(int i) {
+    ASSERT_TRUE(cluster_->SignalServer(i, SIGSTOP).ok());
+    const pid_t pid = cluster_->server_pid(i);
+    ASSERT_TRUE(WaitUntil([pid] { return AllThreadsStopped(pid); }, 5s))
+        << cluster_->server_id(i) << " did not stop";
+  }
   void Resume(int i) { ASSERT_TRUE(cluster_->SignalServer(i, SIGCONT).ok()); }
 
   // Every stopped server is still a member the policy counts (not DOWN).
@@ -162,8 +173,8 @@ TEST_F(CommitPolicyTest, MajorityNeedsThreeOfFour) {
   ASSERT_NO_FATAL_FAILURE(ExpectCommitted(21));  // 3 of 4 ack
   ASSERT_NO_FATAL_FAILURE(Stop(2));
   const uint64_t held = Send(22);  // 2 of 4 is no majority
-  EXPECT_FALSE(AnswerWithin(held, kHeldBack).has_value())
-      << "answered with only 2 of 4 replicas live";
+  const auto early = AnswerWithin(held, kHeldBack);
+  ASSERT_FALSE(early.has_value()) << "answered with only 2 of 4 replicas live: " << Text(*early);
   ExpectNoneDown({2, 3});
   ASSERT_NO_FATAL_FAILURE(Resume(2));  // the third ack arrives
   auto a = AnswerWithin(held, kAnswered);
@@ -177,7 +188,8 @@ TEST_F(CommitPolicyTest, AllWaitsForEveryReplicaThatIsNotDown) {
   ASSERT_NO_FATAL_FAILURE(StartCluster("all"));
   ASSERT_NO_FATAL_FAILURE(Stop(3));
   const uint64_t held = Send(31);
-  EXPECT_FALSE(AnswerWithin(held, kHeldBack).has_value()) << "answered without rs4's ack";
+  const auto early = AnswerWithin(held, kHeldBack);
+  ASSERT_FALSE(early.has_value()) << "answered without rs4's ack: " << Text(*early);
   ExpectNoneDown({3});
   ASSERT_NO_FATAL_FAILURE(Resume(3));
   auto a = AnswerWithin(held, kAnswered);
