@@ -6,34 +6,17 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "director/http_json.h"
+#include "director/service_metrics.h"
+
 namespace vsc::director {
 namespace {
 
 using json = nlohmann::json;
 
-net::HttpResponse Json(int status, const json& body) {
-  net::HttpResponse r;
-  r.status = status;
-  r.content_type = "application/json";
-  r.body = body.dump(2) + "\n";
-  return r;
-}
-
+net::HttpResponse Json(int status, const json& body) { return JsonResponse(status, body); }
 net::HttpResponse Error(int status, const std::string& message) {
-  return Json(status, json{{"error", message}});
-}
-
-int HttpStatusFor(const vsc::Status& s) {
-  switch (s.code()) {
-    case Code::kNotFound:
-      return 404;
-    case Code::kInvalidArgument:
-      return 400;
-    case Code::kFailedPrecondition:
-      return 409;
-    default:
-      return 500;
-  }
+  return ErrorResponse(status, message);
 }
 
 std::string Addr(const sockaddr_in& sa) {
@@ -42,29 +25,7 @@ std::string Addr(const sockaddr_in& sa) {
   return std::string(buf) + ":" + std::to_string(ntohs(sa.sin_port));
 }
 
-json TotalsJson(const Totals& t) {
-  return {{"conns", t.conns},
-          {"in_packets", t.in_packets},
-          {"out_packets", t.out_packets},
-          {"in_bytes", t.in_bytes},
-          {"out_bytes", t.out_bytes}};
-}
-
-json RatesJson(const Rates& r) {
-  return {{"cps", r.cps},
-          {"in_pps", r.in_pps},
-          {"out_pps", r.out_pps},
-          {"in_bps", r.in_bps},
-          {"out_bps", r.out_bps}};
-}
-
-Result<json> ParseBody(const std::string& body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgument("request body must be a JSON object");
-  }
-  return j;
-}
+Result<json> ParseBody(const std::string& body) { return ParseJsonObject(body); }
 
 const char* kServiceNames[2] = {"UDP", "TCP"};
 const char* kForwardNames[2] = {"Route", "Masq"};
@@ -101,6 +62,11 @@ AdminApi::AdminApi(ControlPlane& plane, ControlServer& control,
       token_(std::move(token)),
       service_port_(service_port) {}
 
+void AdminApi::SetServices(ServiceEditor* services) {
+  services_ = services;
+  service_routes_ = services ? std::make_unique<ServiceRoutes>(*services, clock_) : nullptr;
+}
+
 net::HttpResponse AdminApi::Handle(const net::HttpRequest& req) {
   auto auth = req.Header("Authorization");
   const std::string expected = "Bearer " + token_;
@@ -111,6 +77,10 @@ net::HttpResponse AdminApi::Handle(const net::HttpRequest& req) {
     return r;
   }
   const std::string& path = req.path;
+  if (ServiceRoutes::Owns(path)) {
+    if (service_routes_) return service_routes_->Handle(req);
+    return Error(409, "this director runs no virtual-service table (ServiceEditor not wired)");
+  }
   if (req.method == "GET" && path == "/v1/status") return Status();
   if (req.method == "GET" && path == "/metrics") return Metrics();
   if (req.method == "POST" && path == "/v1/scheduler") return SetScheduler(req.body);
@@ -187,6 +157,7 @@ net::HttpResponse AdminApi::SetPersistence(const std::string& body) {
 }
 
 void AdminApi::SampleRates() {
+  if (service_routes_) service_routes_->SampleRates();
   const TimePoint now = clock_.Now();
   for (int svc = 0; svc < 2; ++svc) {
     rates_.Update(std::string("svc/") + kServiceNames[svc], SumService(workers_, svc), now);
@@ -346,6 +317,7 @@ net::HttpResponse AdminApi::Metrics() {
   }
   ReplicationMetrics(o);
   for (const auto& render : extra_metrics_) o << render();
+  if (services_ != nullptr) WriteServiceMetrics(o, services_->Runtime());
   net::HttpResponse r;
   r.content_type = "text/plain; version=0.0.4";
   r.body = o.str();

@@ -11,11 +11,14 @@
 //   GET  /v1/verify/{seq}                each replica's checksum at that seq, OK / MISMATCH /
 //                                        PENDING...; "complete" once every replica answered
 //   GET  /metrics                        Prometheus text format
+//   /v1/services...                      virtual services (service_routes.h), once
+//                                        SetServices gave the editor; 409 before
 // Every request needs `Authorization: Bearer <token>`; answers are JSON, errors are
 // {"error": "..."} with a 4xx status. Runs on the control thread (the HttpServer's context).
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,8 @@
 #include "director/director_config.h"
 #include "director/read_router.h"
 #include "director/replicator.h"
+#include "director/service_editor.h"
+#include "director/service_routes.h"
 #include "director/stats.h"
 #include "director/write_server.h"
 #include "net/http_server.h"
@@ -47,6 +52,9 @@ class AdminApi {
 
   // More Prometheus text for /metrics from another part of the director (the ring port).
   void AddMetrics(std::function<std::string()> render) { extra_metrics_.push_back(std::move(render)); }
+  // The virtual-service runtime behind /v1/services and the per-service metrics; it outlives
+  // this AdminApi.
+  void SetServices(ServiceEditor* services);
 
   net::HttpResponse Handle(const net::HttpRequest& request);
   // Samples counters for the rate estimator; call once a second.
@@ -76,6 +84,8 @@ class AdminApi {
   WriteServer* writes_ = nullptr;
   ReadRouter* reads_ = nullptr;
   std::vector<std::function<std::string()>> extra_metrics_;
+  ServiceEditor* services_ = nullptr;
+  std::unique_ptr<ServiceRoutes> service_routes_;  // with services_
 };
 
 // "255.255.255.0" -> 0xffffff00 (host order); InvalidArgument for anything else.

@@ -145,4 +145,27 @@ Result<std::vector<Change>> RestoreRules(VirtualServiceTable& table, std::string
   return changes;
 }
 
+Result<VirtualServiceTable> ReplaceFromRules(const VirtualServiceTable& current,
+                                             std::string_view text) {
+  VirtualServiceTable next(current.limits());
+  VSC_RETURN_IF_ERROR(RestoreRules(next, text).status());
+  VirtualServiceTable kept = next;
+  for (const auto& [key, service] : next.services()) {
+    const VirtualService* old = current.Find(key);
+    if (old == nullptr) continue;
+    ServiceConfig config = service.config;
+    config.sorry_server = old->config.sorry_server;
+    VSC_RETURN_IF_ERROR(kept.EditService(key, config).status());
+    for (const auto& [addr, dest] : service.dests) {
+      auto it = old->dests.find(addr);
+      if (it == old->dests.end()) continue;
+      DestConfig d = dest;
+      d.agent_id = it->second.agent_id;
+      d.check = it->second.check;
+      VSC_RETURN_IF_ERROR(kept.EditDest(key, addr, d).status());
+    }
+  }
+  return kept;
+}
+
 }  // namespace vsc::vservice

@@ -49,4 +49,11 @@ Result<Change> Apply(VirtualServiceTable& table, const Command& command);
 // Parses `text` and applies every line to `table`, atomically. Returns each line's Change.
 Result<std::vector<Change>> RestoreRules(VirtualServiceTable& table, std::string_view text);
 
+// The table that `text` describes, as `ipvsadm -C` then `ipvsadm -R` would build it, keeping
+// from `current` what the save format cannot express: the sorry server of a service, and the
+// agent id and check of a destination, for every service and destination `text` keeps. So
+// restoring what SaveRules wrote gives `current` back. All or nothing, errors as RestoreRules.
+Result<VirtualServiceTable> ReplaceFromRules(const VirtualServiceTable& current,
+                                             std::string_view text);
+
 }  // namespace vsc::vservice

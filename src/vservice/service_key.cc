@@ -37,6 +37,19 @@ Result<ServiceKey> ParseServiceKey(std::string_view proto, std::string_view vip_
   return ServiceKey{p, ap.addr, *ap.port};
 }
 
+std::string KeyText(const ServiceKey& key) {
+  return std::string(ProtoName(key.proto)) + "/" + ToString(key.vip_port());
+}
+
+Result<ServiceKey> ParseKeyText(std::string_view text) {
+  const size_t slash = text.find('/');
+  if (slash == std::string_view::npos) {
+    return InvalidArgument("service '" + std::string(text) +
+                           "' is not PROTO/VIP:PORT, e.g. tcp/10.0.0.1:80 or udp/[::1]:53");
+  }
+  return ParseServiceKey(text.substr(0, slash), text.substr(slash + 1));
+}
+
 size_t ServiceKeyHash::operator()(const ServiceKey& key) const {
   return sched::Mix64(AddrPortHash()(key.vip_port()) ^
                       (uint64_t{static_cast<uint8_t>(key.proto)} << 32));

@@ -43,6 +43,12 @@ std::string ToString(const ServiceKey& key);
 // part that is wrong.
 Result<ServiceKey> ParseServiceKey(std::string_view proto, std::string_view vip_port);
 
+// "tcp/10.0.0.1:80", "udp/[2001:db8::1]:53": the admin API's name of a service
+// (/v1/services/{key}) and the `service` label of its metrics.
+std::string KeyText(const ServiceKey& key);
+// The inverse: "PROTO/VIP:PORT". InvalidArgument naming what is wrong.
+Result<ServiceKey> ParseKeyText(std::string_view text);
+
 struct ServiceKeyHash {
   size_t operator()(const ServiceKey& key) const;
 };

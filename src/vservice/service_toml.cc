@@ -178,8 +178,8 @@ struct ServerDefaults {
   std::optional<CheckConfig> check;
 };
 
-Status ReadServer(const toml::table& t, const std::string& where, const ServiceKey& key,
-                  const ServerDefaults& defaults, VirtualServiceTable& table) {
+Result<std::pair<AddrPort, DestConfig>> ParseServer(const toml::table& t, const std::string& where,
+                                                    const ServerDefaults& defaults) {
   Keys k(t, where);
   VSC_ASSIGN_OR_RETURN(auto addr, ReadAddrPort(k, "address", true));
   DestConfig d;
@@ -203,7 +203,13 @@ Status ReadServer(const toml::table& t, const std::string& where, const ServiceK
     VSC_RETURN_IF_ERROR(ReadCheckFields(*c, where + " check", *d.check));
   }
   VSC_RETURN_IF_ERROR(k.RejectUnknown());
-  auto added = table.AddDest(key, addr, d);
+  return std::pair<AddrPort, DestConfig>(addr, std::move(d));
+}
+
+Status ReadServer(const toml::table& t, const std::string& where, const ServiceKey& key,
+                  const ServerDefaults& defaults, VirtualServiceTable& table) {
+  VSC_ASSIGN_OR_RETURN(auto server, ParseServer(t, where, defaults));
+  auto added = table.AddDest(key, server.first, server.second);
   if (!added.ok()) return InvalidArgument(where + ": " + added.status().message());
   return Status::Ok();
 }
@@ -315,6 +321,8 @@ toml::table CheckToml(const CheckConfig& c) {
   return t;
 }
 
+}  // namespace
+
 toml::table ServerToml(const AddrPort& addr, const DestConfig& d) {
   toml::table t{{"address", ToString(addr)},
                 {"lb_kind", d.method == Method::kDr ? "DR" : "NAT"},
@@ -344,7 +352,15 @@ toml::table ServiceToml(const VirtualService& vs) {
   return t;
 }
 
-}  // namespace
+Result<std::pair<AddrPort, DestConfig>> ServerFromToml(const toml::table& t,
+                                                       std::string_view where) {
+  return ParseServer(t, std::string(where), ServerDefaults{});
+}
+
+Status AddServiceFromToml(const toml::table& t, std::string_view where,
+                          VirtualServiceTable& table) {
+  return ReadService(t, std::string(where), table);
+}
 
 std::string SaveServicesToml(const VirtualServiceTable& table) {
   toml::array services;
@@ -359,6 +375,11 @@ std::string SaveServicesToml(const VirtualServiceTable& table) {
 Result<VirtualServiceTable> LoadServicesToml(std::string_view text, std::string_view origin,
                                              TableLimits limits) {
   VSC_ASSIGN_OR_RETURN(toml::table root, ParseTomlDocument(text, origin));
+  return LoadServicesTable(root, origin, limits);
+}
+
+Result<VirtualServiceTable> LoadServicesTable(const toml::table& root, std::string_view origin,
+                                              TableLimits limits) {
   VirtualServiceTable table(limits);
   const toml::node* services = root.get("service");
   if (services == nullptr) return table;

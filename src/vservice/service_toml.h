@@ -35,6 +35,8 @@
 
 #include <string>
 #include <string_view>
+#include <toml++/toml.h>
+#include <utility>
 
 #include "common/status.h"
 #include "vservice/virtual_service_table.h"
@@ -51,5 +53,18 @@ Result<VirtualServiceTable> LoadServicesToml(std::string_view text, std::string_
 // full (every field of their type), so a change of keepalived's defaults cannot alter a saved
 // table.
 std::string SaveServicesToml(const VirtualServiceTable& table);
+
+// The same vocabulary one table at a time, for the JSON form of the admin API (service_json.h),
+// which converts JSON to these TOML tables so that both forms share one reader and one writer.
+Result<VirtualServiceTable> LoadServicesTable(const toml::table& root, std::string_view origin,
+                                              TableLimits limits = {});
+// One [[service]] table, added (with its servers) to `table`; errors as LoadServicesToml's.
+Status AddServiceFromToml(const toml::table& service, std::string_view where,
+                          VirtualServiceTable& table);
+// One [[service.server]] table on its own (no service defaults: lb_kind NAT, no check).
+Result<std::pair<AddrPort, DestConfig>> ServerFromToml(const toml::table& server,
+                                                       std::string_view where);
+toml::table ServiceToml(const VirtualService& service);
+toml::table ServerToml(const AddrPort& address, const DestConfig& config);
 
 }  // namespace vsc::vservice

@@ -24,6 +24,8 @@
 #include "replication/entry_codec.h"
 #include "replication/replica_store.h"
 #include "testing/fake_replica.h"
+#include "vservice/ipvsadm_rules.h"
+#include "vservice/service_json.h"
 
 namespace {
 
@@ -285,6 +287,30 @@ void ReadSeeds() {
   Write("sql_read_fuzz", "blob", req(6, "SELECT b, hex(b) FROM t WHERE id < ?1", {Value::Int(20)}));
 }
 
+// The admin API's service bodies, encoded by TableToJson / ServiceToJson / ServerToJson from a
+// table restored from ipvsadm rules plus the checks the rules cannot say.
+void ServiceJsonSeeds() {
+  using namespace vsc::vservice;
+  VirtualServiceTable t;
+  if (!RestoreRules(t, "-A -t 10.0.0.1:80 -s wlc -p 360 -M 255.255.255.0\n"
+                       "-a -t 10.0.0.1:80 -r 192.168.1.11:80 -m -w 3 -x 100 -y 50\n"
+                       "-A -u [2001:db8::1]:53 -s rr -o\n"
+                       "-a -u [2001:db8::1]:53 -r [2001:db8::a]:53 -g -w 1\n")
+           .ok()) {
+    std::abort();
+  }
+  const ServiceKey web = t.services().begin()->first;
+  const AddrPort rs = t.Find(web)->dests.begin()->first;
+  DestConfig d = t.Find(web)->dests.begin()->second;
+  d.check = DefaultCheck(CheckType::kHttpGet);
+  d.check->path = "/healthz";
+  d.agent_id = "rs1";
+  if (!t.EditDest(web, rs, d).ok()) std::abort();
+  Write("service_json_fuzz", "table", TableToJson(t).dump());
+  Write("service_json_fuzz", "service", ServiceToJson(*t.Find(web)).dump());
+  Write("service_json_fuzz", "server", ServerToJson(rs, d).dump());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -303,6 +329,7 @@ int main(int argc, char** argv) {
   WriteSeeds();
   ReplicateSeeds();
   ReadSeeds();
+  ServiceJsonSeeds();
   std::printf("fuzz seeds written under %s\n", g_dir.c_str());
   return 0;
 }

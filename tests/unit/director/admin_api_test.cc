@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "fake_service_editor.h"
+#include "vservice/ipvsadm_rules.h"
+
 namespace vsc::director {
 namespace {
 
@@ -51,6 +54,18 @@ std::vector<Route> AllRoutes() {
       {"POST", "/v1/servers/rs1/weight", R"({"weight": 9})", true},
       {"POST", "/v1/servers/rs2/drain", "", true},
       {"POST", "/v1/servers/rs3/remove", "", true},
+      {"GET", "/v1/services", "", false},
+      {"GET", "/v1/services/save", "", false},
+      {"GET", "/v1/services/tcp/10.0.0.1:80", "", false},
+      {"POST", "/v1/services", R"({"protocol": "tcp", "address": "10.0.0.2:80"})", true},
+      {"PUT", "/v1/services/tcp/10.0.0.1:80", R"({"lb_algo": "rr"})", true},
+      {"POST", "/v1/services/tcp/10.0.0.1:80/servers/192.168.1.3:80", R"({"weight": 2})", true},
+      {"PUT", "/v1/services/tcp/10.0.0.1:80/servers/192.168.1.1:80", R"({"weight": 5})", true},
+      {"DELETE", "/v1/services/tcp/10.0.0.1:80/servers/192.168.1.2:80", "", true},
+      {"DELETE", "/v1/services/tcp%2F10.0.0.3%3A80", "", true},
+      {"POST", "/v1/services/zero", "{}", true},
+      {"POST", "/v1/services/restore", "-A -t 10.0.0.9:80 -s rr\n", true},
+      {"DELETE", "/v1/services", "", true},
       {"GET", "/no/such/route", "", false},
   };
 }
@@ -86,6 +101,15 @@ class AdminApiAuthTest : public ::testing::Test {
     }
     EXPECT_TRUE(plane_.Drain("rs3", clock_.Now()).ok());
     control_.PublishIfNeeded(/*force=*/true);
+    vservice::VirtualServiceTable services;
+    EXPECT_TRUE(vservice::RestoreRules(services,
+                                       "-A -t 10.0.0.1:80 -s wlc\n"
+                                       "-a -t 10.0.0.1:80 -r 192.168.1.1:80 -m -w 1\n"
+                                       "-a -t 10.0.0.1:80 -r 192.168.1.2:80 -m -w 1\n"
+                                       "-A -t 10.0.0.3:80 -s rr\n")
+                    .ok());
+    EXPECT_TRUE(services_.Commit(services).ok());
+    api_.SetServices(&services_);
   }
 
   net::HttpResponse Send(const Route& route, const std::optional<std::string>& credentials) {
@@ -112,7 +136,8 @@ class AdminApiAuthTest : public ::testing::Test {
       }
       o << membership::StateName(rec->state) << "/" << rec->weight;
     }
-    o << " published=" << published_;
+    o << " published=" << published_ << " services=" << vservice::SaveRules(services_.table())
+      << " zeroed=" << services_.zeroed.size();
     return o.str();
   }
 
@@ -123,6 +148,7 @@ class AdminApiAuthTest : public ::testing::Test {
   int published_ = 0;
   ControlServer control_{io_, plane_, key_, clock_, [this](ViewPtr) { ++published_; }};
   WorkerCounters worker_{16};
+  FakeServiceEditor services_;
   DirectorConfig config_;
   AdminApi api_{plane_, control_, {&worker_}, config_, clock_, kToken, 7000};
 };
@@ -163,6 +189,7 @@ TEST_F(AdminApiAuthTest, TheRightTokenReachesEveryRoute) {
   EXPECT_EQ(plane_.membership().Find("rs1")->weight, 9u);
   EXPECT_EQ(plane_.membership().Find("rs2")->state, membership::State::kDraining);
   EXPECT_EQ(plane_.membership().Find("rs3"), nullptr);  // removed servers are forgotten
+  EXPECT_TRUE(services_.table().services().empty());    // the last route flushed them
 }
 
 }  // namespace

@@ -155,60 +155,11 @@ TEST(ServiceTomlTest, MistakesAreRefusedWithWhereAndWhat) {
   ExpectError("service = 3\n", "must be [[service]] tables");
 }
 
-CheckConfig RandomCheck(Random& rng) {
-  CheckConfig c = DefaultCheck(static_cast<CheckType>(rng.Uniform(4)));
-  c.delay_loop = std::chrono::milliseconds(1 + rng.Uniform(100000));
-  c.connect_timeout = std::chrono::milliseconds(1 + rng.Uniform(10000));
-  c.retry = static_cast<uint32_t>(rng.Uniform(10));
-  c.delay_before_retry = std::chrono::milliseconds(1 + rng.Uniform(5000));
-  c.alpha = rng.Uniform(2);
-  c.inhibit_on_failure = rng.Uniform(2);
-  switch (c.type) {
-    case CheckType::kHttpGet:
-      c.path = rng.Uniform(2) ? "/" : "/health \"quoted\"";
-      c.status_min = static_cast<uint16_t>(100 + rng.Uniform(200));
-      c.status_max = static_cast<uint16_t>(c.status_min + rng.Uniform(100));
-      if (rng.Uniform(2)) c.digest = "0123456789abcdef0123456789abcdef";
-      break;
-    case CheckType::kUdp:
-      c.payload = "0a0b";
-      if (rng.Uniform(2)) c.expect = "0aXX";
-      break;
-    case CheckType::kMisc:
-      c.misc_path = "/usr/bin/test -e /tmp/x";
-      if (rng.Uniform(2)) c.misc_timeout = std::chrono::milliseconds(1 + rng.Uniform(9000));
-      c.misc_dynamic = rng.Uniform(2);
-      break;
-    case CheckType::kTcp:
-      break;
-  }
-  return c;
-}
-
-VirtualServiceTable RandomTable(Random& rng) {
-  VirtualServiceTable t;
-  const int services = static_cast<int>(rng.Uniform(6));
-  for (int i = 0; i < services; ++i) {
-    const ServiceKey key = testing::RandomKey(rng);
-    ServiceConfig sc = testing::RandomServiceConfig(rng, key);
-    if (rng.Uniform(3) == 0) sc.sorry_server = testing::RandomDestAddr(rng, key.vip.family());
-    if (!t.AddService(key, sc).ok()) continue;  // a duplicate key: skip it
-    const int dests = static_cast<int>(rng.Uniform(5));
-    for (int d = 0; d < dests; ++d) {
-      DestConfig dc = testing::RandomDestConfig(rng, key);
-      if (rng.Uniform(2)) dc.check = RandomCheck(rng);
-      if (rng.Uniform(3) == 0) dc.agent_id = "rs" + std::to_string(d);
-      (void)t.AddDest(key, testing::RandomDestAddr(rng, key.vip.family()), dc);
-    }
-  }
-  return t;
-}
-
 TEST(ServiceTomlTest, SaveThenLoadGivesAnEqualTable) {
   for (uint64_t seed = 1; seed <= 300; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Random rng(seed);
-    const VirtualServiceTable table = RandomTable(rng);
+    const VirtualServiceTable table = testing::RandomTable(rng);
     const std::string text = SaveServicesToml(table);
     auto loaded = LoadServicesToml(text, "saved");
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString() << "\n" << text;

@@ -75,4 +75,55 @@ inline DestConfig RandomDestConfig(Random& rng, const ServiceKey& key) {
   return d;
 }
 
+// A check of a random type with random fields of that type.
+inline CheckConfig RandomCheck(Random& rng) {
+  CheckConfig c = DefaultCheck(static_cast<CheckType>(rng.Uniform(4)));
+  c.delay_loop = std::chrono::milliseconds(1 + rng.Uniform(100000));
+  c.connect_timeout = std::chrono::milliseconds(1 + rng.Uniform(10000));
+  c.retry = static_cast<uint32_t>(rng.Uniform(10));
+  c.delay_before_retry = std::chrono::milliseconds(1 + rng.Uniform(5000));
+  c.alpha = rng.Uniform(2);
+  c.inhibit_on_failure = rng.Uniform(2);
+  switch (c.type) {
+    case CheckType::kHttpGet:
+      c.path = rng.Uniform(2) ? "/" : "/health \"quoted\"";
+      c.status_min = static_cast<uint16_t>(100 + rng.Uniform(200));
+      c.status_max = static_cast<uint16_t>(c.status_min + rng.Uniform(100));
+      if (rng.Uniform(2)) c.digest = "0123456789abcdef0123456789abcdef";
+      break;
+    case CheckType::kUdp:
+      c.payload = "0a0b";
+      if (rng.Uniform(2)) c.expect = "0aXX";
+      break;
+    case CheckType::kMisc:
+      c.misc_path = "/usr/bin/test -e /tmp/x";
+      if (rng.Uniform(2)) c.misc_timeout = std::chrono::milliseconds(1 + rng.Uniform(9000));
+      c.misc_dynamic = rng.Uniform(2);
+      break;
+    case CheckType::kTcp:
+      break;
+  }
+  return c;
+}
+
+// Up to 5 services of up to 4 destinations with sorry servers, checks and agent ids.
+inline VirtualServiceTable RandomTable(Random& rng) {
+  VirtualServiceTable t;
+  const int services = static_cast<int>(rng.Uniform(6));
+  for (int i = 0; i < services; ++i) {
+    const ServiceKey key = RandomKey(rng);
+    ServiceConfig sc = RandomServiceConfig(rng, key);
+    if (rng.Uniform(3) == 0) sc.sorry_server = RandomDestAddr(rng, key.vip.family());
+    if (!t.AddService(key, sc).ok()) continue;  // a duplicate key: skip it
+    const int dests = static_cast<int>(rng.Uniform(5));
+    for (int d = 0; d < dests; ++d) {
+      DestConfig dc = RandomDestConfig(rng, key);
+      if (rng.Uniform(2)) dc.check = RandomCheck(rng);
+      if (rng.Uniform(3) == 0) dc.agent_id = "rs" + std::to_string(d);
+      (void)t.AddDest(key, RandomDestAddr(rng, key.vip.family()), dc);
+    }
+  }
+  return t;
+}
+
 }  // namespace vsc::vservice::testing
