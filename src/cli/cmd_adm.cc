@@ -8,22 +8,17 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/adm_client.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/secrets.h"
 #include "cli/verify.h"
 #include "director/listing.h"
-#include "net/endpoint.h"
-#include "net/http_client.h"
 
 namespace vsc::cli {
 namespace {
 
 struct AdmState {
-  std::string director = "127.0.0.1";
-  uint16_t admin_port = 7200;
-  std::string admin;  // HOST:PORT, the older spelling; wins over the two above when given
-  std::string token_file;
+  AdminTarget target;
   bool stats = false, rate = false;
   JsonOutput json;
   std::string id, scheduler, netmask = "255.255.255.255";
@@ -31,9 +26,6 @@ struct AdmState {
   double verify_timeout_ms = 30000;
   double verify_timeout_s = 0;  // --timeout, the older spelling in seconds; 0 = not given
 
-  std::string AdminAddress() const {
-    return admin.empty() ? director + ":" + std::to_string(admin_port) : admin;
-  }
   double VerifyTimeoutSeconds() const {
     return verify_timeout_s > 0 ? verify_timeout_s : verify_timeout_ms / 1000;
   }
@@ -52,31 +44,14 @@ bool PrintedAsJson(const AdmState& st, const nlohmann::json& j) {
 // Sends one request; prints the error and returns nullopt on failure.
 std::optional<nlohmann::json> Call(const AdmState& st, const std::string& method,
                                    const std::string& target, const std::string& body) {
-  const std::string address = st.AdminAddress();
-  auto ep = net::ParseTcpEndpoint(address);
-  if (!ep.ok()) {
-    std::fprintf(stderr, "vsc adm: --director/--admin-port: %s\n", ep.status().ToString().c_str());
-    return std::nullopt;
-  }
-  auto token = ReadAdminToken(st.token_file);
-  if (!token.ok()) {
-    std::fprintf(stderr, "vsc adm: %s\n", token.status().ToString().c_str());
-    return std::nullopt;
-  }
-  auto r = net::HttpRequestSync(
-      ep->address().to_string(), ep->port(), method, target, body,
-      {{"Authorization", "Bearer " + *token}, {"Content-Type", "application/json"}},
-      std::chrono::seconds(5));
+  auto r = SendAdmin(st.target, method, target, body);
   if (!r.ok()) {
-    std::fprintf(stderr, "vsc adm: director admin API at %s: %s\n", address.c_str(),
-                 r.status().ToString().c_str());
+    std::fprintf(stderr, "vsc adm: %s\n", r.status().ToString().c_str());
     return std::nullopt;
   }
   auto j = nlohmann::json::parse(r->body, nullptr, false);
   if (r->status != 200) {
-    std::string msg =
-        (!j.is_discarded() && j.contains("error")) ? j["error"].get<std::string>() : r->body;
-    std::fprintf(stderr, "vsc adm: %s (HTTP %d)\n", msg.c_str(), r->status);
+    std::fprintf(stderr, "vsc adm: %s (HTTP %d)\n", AnswerError(*r).c_str(), r->status);
     return std::nullopt;
   }
   if (j.is_discarded()) {
@@ -166,16 +141,16 @@ void AddAdmCommand(CLI::App& app) {
   auto* adm = app.add_subcommand("adm", "administer a running director (like ipvsadm)");
   adm->require_subcommand(1);
   auto st = std::make_shared<AdmState>();
-  adm->add_option("--director", st->director, "director host")
+  adm->add_option("--director", st->target.director, "director host")
       ->type_name("HOST")
       ->capture_default_str();
-  adm->add_option("--admin-port", st->admin_port, "the director's admin_port")
+  adm->add_option("--admin-port", st->target.admin_port, "the director's admin_port")
       ->type_name("PORT")
       ->capture_default_str();
-  adm->add_option("--admin", st->admin,
+  adm->add_option("--admin", st->target.admin,
                   "HOST:PORT of the admin API (older spelling of the two above)")
       ->type_name("HOST:PORT");
-  adm->add_option("--token-file", st->token_file,
+  adm->add_option("--token-file", st->target.token_file,
                   "file with the admin token (default: $VSC_ADMIN_TOKEN, ./director-admin.token)")
       ->type_name("FILE");
 

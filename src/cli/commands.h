@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace vsc::cli {
 
@@ -12,11 +14,16 @@ int& ExitCode();
 // --- subcommands (one line each) ---
 void AddLoaddbCommand(CLI::App& app);
 void AddBenchCommand(CLI::App& app);
-void AddBenchClusterCommands(CLI::App& bench);  // director-cpu, rs-lookup, scaling, loss
+void AddBenchClusterCommands(CLI::App& bench);      // director-cpu, rs-lookup, scaling, loss
 void AddBenchReplicationCommands(CLI::App& bench);  // replication
 void AddDirectorCommand(CLI::App& app);
 void AddRealServerCommand(CLI::App& app);
 void AddAdmCommand(CLI::App& app);
+// `vsc adm` with ipvsadm's options (cmd_adm_ipvsadm.cc): whether the arguments after "adm" are
+// of that form (the first one, past --director and the like, starts with '-'; none at all =
+// -L), and running them. Returns the exit code.
+bool IsIpvsadmStyle(const std::vector<std::string>& adm_args);
+int RunIpvsadm(std::vector<std::string> adm_args);
 void AddDemoCommand(CLI::App& app);
 void AddSqlCommand(CLI::App& app);
 void AddRingCommands(CLI::App& app);  // ring, ring owner, clip publish|subscribe|fetch

@@ -1,6 +1,9 @@
 // vsc: director, real server, admin, bench, loaddb and demo in one binary.
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -13,6 +16,10 @@ int& ExitCode() {
 }  // namespace vsc::cli
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "adm") {
+    const std::vector<std::string> adm_args(argv + 2, argv + argc);
+    if (vsc::cli::IsIpvsadmStyle(adm_args)) return vsc::cli::RunIpvsadm(adm_args);
+  }
   CLI::App app{"vscluster: a user-space server cluster in the tradition of LVS"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "vsc 0.1.0");

@@ -1,0 +1,133 @@
+#include "director/service_listing.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+
+#include "director/listing.h"
+
+namespace vsc::director {
+namespace {
+
+using nlohmann::json;
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string ServiceHead(const json& config) {
+  std::string mask = "255.255.255.255";
+  uint32_t persistent = 0;
+  if (config.contains("persistence_timeout")) {
+    persistent = config["persistence_timeout"].get<uint32_t>();
+    const std::string g = config.value("persistence_granularity", mask);
+    if (g != "128") mask = g;  // the IPv6 host prefix prints no mask either
+  }
+  std::string line = ServiceLine(Upper(config.value("protocol", "")), config.value("address", ""),
+                                 config.value("lb_algo", ""), persistent, mask);
+  if (config.value("ops", false)) line += " ops";
+  return line;
+}
+
+std::string Numbers(const std::string& lead, const json& v, const char* const keys[5], bool exact) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%-33s", lead.c_str());
+  std::string line = buf;
+  for (int i = 0; i < 5; ++i) {
+    const json& x = v.at(keys[i]);
+    line += LargeNum(
+        x.is_number_float() ? static_cast<uint64_t>(x.get<double>() + 0.5) : x.get<uint64_t>(),
+        exact);
+  }
+  return line;
+}
+
+constexpr const char* kStatKeys[5] = {"conns", "in_packets", "out_packets", "in_bytes",
+                                      "out_bytes"};
+constexpr const char* kRateKeys[5] = {"cps", "in_pps", "out_pps", "in_bps", "out_bps"};
+
+std::string Title(const vservice::ListFlags& f) {
+  char buf[160];
+  if (f.stats || f.rate) {
+    std::snprintf(buf, sizeof(buf), "%-33s %8s %8s %8s %8s %8s\n", "Prot LocalAddress:Port",
+                  f.stats ? "Conns" : "CPS", f.stats ? "InPkts" : "InPPS",
+                  f.stats ? "OutPkts" : "OutPPS", f.stats ? "InBytes" : "InBPS",
+                  f.stats ? "OutBytes" : "OutBPS");
+    return std::string(buf) + "  -> RemoteAddress:Port\n";
+  }
+  return "Prot LocalAddress:Port Scheduler Flags\n"
+         "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn State Check\n";
+}
+
+void RenderOne(const json& s, const vservice::ListFlags& f, std::string& out) {
+  const json& config = s.at("config");
+  const bool numbers = f.stats || f.rate;
+  const char* const* keys = f.stats ? kStatKeys : kRateKeys;
+  const char* figures = f.stats ? "stats" : "rates";
+  if (numbers) {
+    out += Numbers(Upper(config.value("protocol", "")) + "  " + config.value("address", ""),
+                   s.at(figures), keys, f.exact) +
+           "\n";
+  } else {
+    out += ServiceHead(config) + "\n";
+  }
+  std::map<std::string, const json*> runtime;
+  for (const json& r : s.at("servers")) runtime[r.value("address", "")] = &r;
+  for (const json& d : config.value("server", json::array())) {
+    const std::string addr = d.value("address", "");
+    const json* r = runtime.contains(addr) ? runtime[addr] : nullptr;
+    std::string shown = addr;
+    if (r != nullptr && !r->value("server_id", "").empty()) {
+      shown += " (" + r->value("server_id", "") + ")";
+    }
+    if (numbers) {
+      static const json kZero = {
+          {"conns", 0}, {"in_packets", 0}, {"out_packets", 0}, {"in_bytes", 0}, {"out_bytes", 0},
+          {"cps", 0},   {"in_pps", 0},     {"out_pps", 0},     {"in_bps", 0},   {"out_bps", 0}};
+      out += Numbers("  -> " + shown, r ? r->at(figures) : kZero, keys, f.exact) + "\n";
+      continue;
+    }
+    std::string line =
+        ServerLine(shown, d.value("lb_kind", "") == "DR" ? "Route" : "Masq", d.value("weight", 0u),
+                   r ? r->value("active_conns", 0u) : 0, r ? r->value("inactive_conns", 0u) : 0,
+                   r ? r->value("state", "") : "");
+    if (r != nullptr && !r->value("check_result", "").empty()) {
+      line += " " + r->value("check_result", "");
+    }
+    out += line + "\n";
+  }
+}
+
+}  // namespace
+
+std::string LargeNum(uint64_t n, bool exact) {
+  char buf[32];
+  if (exact) {
+    const int len = std::snprintf(buf, sizeof(buf), "%" PRIu64, n);
+    std::snprintf(buf, sizeof(buf), "%*" PRIu64, len + 1 > 9 ? len + 1 : 9, n);
+  } else if (n < 100000000ull) {
+    std::snprintf(buf, sizeof(buf), "%9" PRIu64, n);
+  } else if (n < 1000000000ull) {
+    std::snprintf(buf, sizeof(buf), "%8" PRIu64 "K", n / 1000);
+  } else if (n < 100000000000ull) {
+    std::snprintf(buf, sizeof(buf), "%8" PRIu64 "M", n / 1000000);
+  } else if (n < 100000000000000ull) {
+    std::snprintf(buf, sizeof(buf), "%8" PRIu64 "G", n / 1000000000);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%8" PRIu64 "T", n / uint64_t{1000000000000});
+  }
+  return buf;
+}
+
+std::string RenderServices(const json& answer, const vservice::ListFlags& flags) {
+  std::string out = "IP Virtual Server (vscluster user-space director)\n" + Title(flags);
+  if (answer.contains("services")) {
+    for (const json& s : answer["services"]) RenderOne(s, flags, out);
+  } else {
+    RenderOne(answer, flags, out);
+  }
+  return out;
+}
+
+}  // namespace vsc::director

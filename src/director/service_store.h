@@ -1,0 +1,43 @@
+// The director's saved table of virtual services (issue 12): the running table written to
+// `services_file` (TOML, service_toml.h: everything, checks and agent ids included) after
+// every successful commit, and read back at start-up, so that changes made with `vsc adm`
+// survive a restart as they do with ipvsadm's save-on-stop / restore-on-boot scripts.
+//
+// SavingServiceEditor wraps the runtime's editor. Commit writes the next table to
+// `PATH.tmp` and fsyncs it *before* committing, so a full disk or a read-only directory
+// refuses the change while nothing has changed; after the commit it renames the temporary
+// file over PATH and fsyncs the directory. A failed write or a failed commit leaves the old
+// file as it was. Control thread only, like the editor it wraps.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "director/service_editor.h"
+
+namespace vsc::director {
+
+// The saved table, or nullopt when `path` does not exist. An unreadable or malformed file is
+// an error naming it (start-up stops rather than dropping the operator's table).
+Result<std::optional<vservice::VirtualServiceTable>> LoadSavedServices(
+    const std::string& path, vservice::TableLimits limits = {});
+
+class SavingServiceEditor : public ServiceEditor {
+ public:
+  SavingServiceEditor(ServiceEditor& inner, std::string path)
+      : inner_(inner), path_(std::move(path)) {}
+
+  const vservice::VirtualServiceTable& table() const override { return inner_.table(); }
+  Result<std::vector<vservice::Change>> Commit(vservice::VirtualServiceTable next) override;
+  std::vector<ServiceRuntime> Runtime() const override { return inner_.Runtime(); }
+  Status ZeroCounters(const std::optional<vservice::ServiceKey>& key) override {
+    return inner_.ZeroCounters(key);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  ServiceEditor& inner_;
+  std::string path_;
+};
+
+}  // namespace vsc::director
