@@ -218,8 +218,11 @@ Status ConfigTable::LoadTomlText(std::string_view text, std::string_view origin)
     if (table == nullptr) continue;
     for (auto&& [k, node] : *table) {
       std::string key(k.str());
-      if (table == root_table && sec != nullptr && (node.is_table() || node.is_array_of_tables())) {
-        continue;  // [section] itself, or another daemon's tables
+      const bool is_table = node.is_table() || node.is_array_of_tables();
+      const bool ignored =
+          std::find(ignored_tables_.begin(), ignored_tables_.end(), key) != ignored_tables_.end();
+      if (table == root_table && is_table && (sec != nullptr || ignored)) {
+        continue;  // [section] itself, another daemon's tables, or another loader's
       }
       if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
         return InvalidArgument(std::string(origin) + ": key '" + key +

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -53,6 +52,12 @@ class ConfigTable {
   // [section].
   Status LoadTomlText(std::string_view text, std::string_view origin);
 
+  // Top-level tables (or arrays of tables) named `name` belong to another loader, e.g. the
+  // director's [[service]] tables: skipped, not reported as unknown keys.
+  void IgnoreTables(std::string name) { ignored_tables_.push_back(std::move(name)); }
+  // The --config file given, or empty.
+  const std::string& config_path() const { return config_path_; }
+
   bool print_config() const { return print_config_; }
   std::string ToToml() const;
 
@@ -73,6 +78,7 @@ class ConfigTable {
   std::string section_;
   std::vector<Entry> entries_;
   std::string config_path_;
+  std::vector<std::string> ignored_tables_;
   bool print_config_ = false;
 };
 

@@ -1,5 +1,7 @@
 #include "director/director_config.h"
 
+#include <filesystem>
+
 namespace vsc::director {
 
 void DirectorConfig::Bind(ConfigTable& t) {
@@ -34,6 +36,10 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("ring_port", &ring_port,
          "TCP port for ring clients: the route table, the owner of a key, and via-director "
          "clip relay requests (docs/protocol.md \"Clip relay\")");
+  t.Bind("services_file", &services_file,
+         "the running virtual-service table, saved on every change and restored at start-up "
+         "(wins over the [[service]] tables; SIGHUP reloads those); empty = beside log_file");
+  t.IgnoreTables("service");
   t.Bind("write_port", &write_port, "TCP port for writers (replicated writes)");
   t.Bind("sql_port", &sql_port, "UDP port for SQL reads, forwarded to a replica (dr)");
   t.Bind("log_file", &log_file,
@@ -53,6 +59,11 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("log_retain_entries", &log_retain_entries,
          "entries the log keeps for catch-up; older ones need a snapshot");
   t.Bind("log_retain_bytes", &log_retain_bytes, "payload bytes the log keeps for catch-up");
+}
+
+std::string ServicesFilePath(const DirectorConfig& c) {
+  if (!c.services_file.empty()) return c.services_file;
+  return (std::filesystem::path(c.log_file).parent_path() / "director-services.toml").string();
 }
 
 }  // namespace vsc::director

@@ -12,40 +12,43 @@
 namespace vsc::director {
 
 struct DirectorConfig {
-  std::string listen = "127.0.0.1";   // address of the virtual services (the VIP)
-  uint16_t lookup_port = 7000;        // lookup service, UDP (dr) and TCP (proxied), same port
-  uint16_t control_port = 7100;       // TCP: real-server control sessions (registration)
-  uint16_t heartbeat_port = 7101;     // UDP: real-server heartbeats
+  std::string listen = "127.0.0.1";  // address of the virtual services (the VIP)
+  uint16_t lookup_port = 7000;       // lookup service, UDP (dr) and TCP (proxied), same port
+  uint16_t control_port = 7100;      // TCP: real-server control sessions (registration)
+  uint16_t heartbeat_port = 7101;    // UDP: real-server heartbeats
   std::string admin_listen = "127.0.0.1";
-  uint16_t admin_port = 7200;         // HTTP admin API and /metrics
-  std::string admin_token_file;       // bearer token for the admin API; empty = generated
-  std::string key_file;               // cluster key file (else env VSC_CLUSTER_KEY)
-  bool insecure = false;              // run without a cluster key (testing only)
-  uint32_t workers = 0;               // data-plane threads; 0 = number of cores
-  std::string scheduler = "wlc";      // ipvsadm's default
-  uint32_t persistence_timeout_s = 0; // 0 = no persistence (ipvsadm -p)
+  uint16_t admin_port = 7200;          // HTTP admin API and /metrics
+  std::string admin_token_file;        // bearer token for the admin API; empty = generated
+  std::string key_file;                // cluster key file (else env VSC_CLUSTER_KEY)
+  bool insecure = false;               // run without a cluster key (testing only)
+  uint32_t workers = 0;                // data-plane threads; 0 = number of cores
+  std::string scheduler = "wlc";       // ipvsadm's default
+  uint32_t persistence_timeout_s = 0;  // 0 = no persistence (ipvsadm -p)
   std::string persistence_netmask = "255.255.255.255";  // ipvsadm -M
   uint32_t heartbeat_interval_ms = 200;
-  uint32_t silent_after = 2;          // missed heartbeats before SILENT (no new work)
-  uint32_t down_after = 5;            // missed heartbeats before DOWN
+  uint32_t silent_after = 2;  // missed heartbeats before SILENT (no new work)
+  uint32_t down_after = 5;    // missed heartbeats before DOWN
   uint32_t mh_table_size = 65537;
   double dwlc_reference_ms = 700;
   uint32_t max_servers = 1024;
   std::string log_level = "info";
-  std::string ready_file;             // written with the bound ports once serving
-  uint16_t ring_port = 7400;          // TCP: ring table, owner and via-director relay requests
+  std::string ready_file;     // written with the bound ports once serving
+  uint16_t ring_port = 7400;  // TCP: ring table, owner and via-director relay requests
+  // The running virtual-service table, saved after every change and restored at start-up;
+  // empty = director-services.toml beside log_file.
+  std::string services_file;
 
   // Replication (DESIGN §7). Runs when schema_db is set or log_file exists already.
-  uint16_t write_port = 7300;         // TCP: writers (WriteRequest -> WriteResponse)
-  uint16_t sql_port = 7301;           // UDP: SQL reads, forwarded to a replica (dr)
+  uint16_t write_port = 7300;                // TCP: writers (WriteRequest -> WriteResponse)
+  uint16_t sql_port = 7301;                  // UDP: SQL reads, forwarded to a replica (dr)
   std::string log_file = "director-log.db";  // the durable replication log (SQLite)
-  std::string schema_db;              // bootstrap database: schema and content at seq 0
-  std::string commit_policy = "all";  // all, majority, one
-  uint32_t replica_window_entries = 1024;     // in-flight entries per replica before BUSY
-  int64_t replica_window_bytes = 4 << 20;     // in-flight payload bytes per replica
-  uint32_t update_queue = 10000;      // writes waiting to be sequenced or decided
-  uint32_t request_queue = 10000;     // reads waiting for an eligible replica
-  uint32_t read_timeout_ms = 2000;    // how long a held read waits
+  std::string schema_db;                     // bootstrap database: schema and content at seq 0
+  std::string commit_policy = "all";         // all, majority, one
+  uint32_t replica_window_entries = 1024;    // in-flight entries per replica before BUSY
+  int64_t replica_window_bytes = 4 << 20;    // in-flight payload bytes per replica
+  uint32_t update_queue = 10000;             // writes waiting to be sequenced or decided
+  uint32_t request_queue = 10000;            // reads waiting for an eligible replica
+  uint32_t read_timeout_ms = 2000;           // how long a held read waits
   uint32_t log_retain_entries = 1000000;
   int64_t log_retain_bytes = 256ll << 20;
 
@@ -55,8 +58,12 @@ struct DirectorConfig {
   uint32_t nat_connect_timeout_ms = 2000;  // nat: a connect slower than this is redispatched
   uint32_t udp_session_timeout_s = 300;    // UDP nat sessions (ipvsadm --set udp)
 
-  // Registers every field on `table` (section "director").
+  // Registers every field on `table` (section "director"); the [[service]] tables of the same
+  // file are left to LoadServicesToml (service_store.h).
   void Bind(ConfigTable& table);
 };
+
+// services_file, or director-services.toml in log_file's directory.
+std::string ServicesFilePath(const DirectorConfig& config);
 
 }  // namespace vsc::director

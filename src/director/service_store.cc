@@ -61,6 +61,27 @@ Result<std::optional<vservice::VirtualServiceTable>> LoadSavedServices(
   return std::optional<vservice::VirtualServiceTable>(std::move(table).value());
 }
 
+Result<vservice::VirtualServiceTable> StartupServices(const std::string& services_file,
+                                                      std::string_view config_text,
+                                                      std::string_view config_origin,
+                                                      vservice::TableLimits limits) {
+  VSC_ASSIGN_OR_RETURN(auto saved, LoadSavedServices(services_file, limits));
+  if (saved) {
+    spdlog::info("virtual services restored from {} ({} services)", services_file,
+                 saved->services().size());
+    return std::move(*saved);
+  }
+  return vservice::LoadServicesToml(config_text, config_origin, limits);
+}
+
+Result<std::vector<vservice::Change>> ReloadServices(ServiceEditor& editor,
+                                                     std::string_view config_text,
+                                                     std::string_view config_origin) {
+  VSC_ASSIGN_OR_RETURN(
+      auto next, vservice::LoadServicesToml(config_text, config_origin, editor.table().limits()));
+  return editor.Commit(std::move(next));
+}
+
 Result<std::vector<vservice::Change>> SavingServiceEditor::Commit(
     vservice::VirtualServiceTable next) {
   const std::string tmp = TempOf(path_);

@@ -12,6 +12,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "director/service_editor.h"
 
@@ -21,6 +23,20 @@ namespace vsc::director {
 // an error naming it (start-up stops rather than dropping the operator's table).
 Result<std::optional<vservice::VirtualServiceTable>> LoadSavedServices(
     const std::string& path, vservice::TableLimits limits = {});
+
+// The table a starting director runs: the saved table when `services_file` exists (the
+// operator's last changes, as ipvsadm's restore-on-boot), else the [[service]] tables of the
+// configuration file `config_text` (may be empty: no services).
+Result<vservice::VirtualServiceTable> StartupServices(const std::string& services_file,
+                                                      std::string_view config_text,
+                                                      std::string_view config_origin,
+                                                      vservice::TableLimits limits = {});
+
+// SIGHUP: the configuration file's [[service]] tables become the running table, as a keepalived
+// reload; Commit applies only the difference. A file that does not load changes nothing.
+Result<std::vector<vservice::Change>> ReloadServices(ServiceEditor& editor,
+                                                     std::string_view config_text,
+                                                     std::string_view config_origin);
 
 class SavingServiceEditor : public ServiceEditor {
  public:

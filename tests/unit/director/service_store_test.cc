@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "director/director_config.h"
 #include "fake_service_editor.h"
 #include "vservice/ipvsadm_rules.h"
 #include "vservice/service_toml.h"
@@ -103,6 +104,70 @@ TEST_F(ServiceStoreTest, AMalformedSavedFileIsAnErrorNamingIt) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_NE(loaded.status().message().find(path), std::string::npos);
   EXPECT_NE(loaded.status().message().find("delete it"), std::string::npos);
+}
+
+constexpr char kConfig[] = R"([director]
+listen = "127.0.0.1"
+
+[[service]]
+protocol = "tcp"
+address = "10.0.0.1:80"
+lb_algo = "rr"
+[[service.server]]
+address = "192.168.1.11:80"
+weight = 2
+)";
+
+// The saved table wins over the configuration at start-up (the operator's last changes
+// survive a restart); without one, the configuration's [[service]] tables are the table.
+TEST_F(ServiceStoreTest, StartupPrefersTheSavedTable) {
+  const std::string path = (dir_ / "services.toml").string();
+  auto first = StartupServices(path, kConfig, "director.toml");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(vservice::SaveRules(*first),
+            "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 192.168.1.11:80 -m -w 2\n");
+  SavingServiceEditor editor(inner_, path);
+  ASSERT_TRUE(editor.Commit(Table("-A -u 10.0.0.1:53 -s wlc\n")).ok());
+  auto again = StartupServices(path, kConfig, "director.toml");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(vservice::SaveRules(*again), "-A -u 10.0.0.1:53 -s wlc\n");
+  EXPECT_FALSE(StartupServices(path + ".none", "[[service]]\nprotocol = 1\n", "bad.toml").ok());
+}
+
+// The director's configuration file holds its keys and the [[service]] tables side by side,
+// with or without a [director] section.
+TEST(DirectorConfigServicesTest, ServiceTablesAreLeftToTheServiceLoader) {
+  for (const std::string head : {"", "[director]\n"}) {
+    DirectorConfig c;
+    ConfigTable t("director");
+    c.Bind(t);
+    const std::string text = head + "services_file = \"/tmp/s.toml\"\n" +
+                             "[[service]]\nprotocol = \"tcp\"\naddress = \"10.0.0.1:80\"\n";
+    ASSERT_TRUE(t.LoadTomlText(text, "d.toml").ok()) << head;
+    EXPECT_EQ(ServicesFilePath(c), "/tmp/s.toml");
+  }
+  DirectorConfig c;
+  ConfigTable t("director");
+  c.Bind(t);
+  EXPECT_FALSE(t.LoadTomlText("[[servce]]\nprotocol = \"tcp\"\n", "d.toml").ok());
+  c.log_file = "/var/lib/vsc/director-log.db";
+  EXPECT_EQ(ServicesFilePath(c), "/var/lib/vsc/director-services.toml");
+}
+
+// SIGHUP: the configuration's table replaces the running one (and is saved); a file that does
+// not load changes nothing.
+TEST_F(ServiceStoreTest, ReloadCommitsTheConfigurationsTable) {
+  const std::string path = (dir_ / "services.toml").string();
+  SavingServiceEditor editor(inner_, path);
+  ASSERT_TRUE(editor.Commit(Table("-A -u 10.0.0.1:53 -s wlc\n")).ok());
+  auto changes = ReloadServices(editor, kConfig, "director.toml");
+  ASSERT_TRUE(changes.ok()) << changes.status().ToString();
+  EXPECT_EQ(changes->size(), 2u);  // the UDP service removed, the TCP one added
+  EXPECT_EQ(vservice::SaveRules(LoadSavedServices(path)->value()),
+            "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 192.168.1.11:80 -m -w 2\n");
+  const int commits = inner_.commits;
+  EXPECT_FALSE(ReloadServices(editor, "[[service]]\nlb_algo = \"rr\"\n", "director.toml").ok());
+  EXPECT_EQ(inner_.commits, commits);
 }
 
 }  // namespace
