@@ -1,14 +1,40 @@
 // vsc director: runs the load balancer until SIGINT/SIGTERM.
+#include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/secrets.h"
 #include "common/logging.h"
 #include "common/signals.h"
 #include "director/director.h"
+#include "director/service_store.h"
 
 namespace vsc::cli {
+namespace {
+
+// The configuration file's text (for its [[service]] tables), or empty without one.
+Result<director::Director::ConfigText> ReadConfigText(const std::string& path) {
+  if (path.empty()) return director::Director::ConfigText{};
+  std::ifstream in(path);
+  if (!in) return ErrnoStatus("read configuration " + path, errno);
+  std::stringstream text;
+  text << in.rdbuf();
+  return director::Director::ConfigText{text.str(), path};
+}
+
+// The table the director starts with: the saved one, else the file's [[service]] tables.
+Status LoadStartupServices(director::DirectorConfig& config, const std::string& config_path) {
+  VSC_ASSIGN_OR_RETURN(auto text, ReadConfigText(config_path));
+  VSC_ASSIGN_OR_RETURN(auto table, director::StartupServices(director::ServicesFilePath(config),
+                                                             text.text, text.origin));
+  config.services = std::move(table);
+  return Status::Ok();
+}
+
+}  // namespace
 
 void AddDirectorCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand("director", "run the director (load balancer)");
@@ -46,6 +72,11 @@ void AddDirectorCommand(CLI::App& app) {
       ExitCode() = 2;
       return;
     }
+    if (Status s = LoadStartupServices(st->config, st->table.config_path()); !s.ok()) {
+      std::fprintf(stderr, "vsc director: %s\n", s.ToString().c_str());
+      ExitCode() = 2;
+      return;
+    }
     BlockTerminationSignals();
     RealClock clock;
     director::Director d(st->config, *key, token->value, clock);
@@ -54,7 +85,12 @@ void AddDirectorCommand(CLI::App& app) {
       ExitCode() = 1;
       return;
     }
-    d.RunUntilSignal();
+    const std::string config_path = st->table.config_path();
+    if (config_path.empty()) {
+      d.RunUntilSignal();
+    } else {
+      d.RunUntilSignal([config_path] { return ReadConfigText(config_path); });
+    }
   });
 }
 

@@ -15,21 +15,31 @@ sigset_t TerminationSet() {
   return set;
 }
 
-}  // namespace
-
-void BlockTerminationSignals() {
-  sigset_t set = TerminationSet();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);  // a peer closing a socket is an error value, not a process kill
+sigset_t WithHangup(sigset_t set) {
+  sigaddset(&set, SIGHUP);
+  return set;
 }
 
-int WaitForTerminationSignal() {
-  sigset_t set = TerminationSet();
+int Wait(const sigset_t& set) {
   int sig = 0;
   while (sigwait(&set, &sig) != 0) {
   }
   return sig;
 }
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  // SIGHUP too: its default action ends the process; a daemon that does not wait for it keeps
+  // it pending, and the director reloads on it (WaitForTerminationOrHangup).
+  sigset_t set = WithHangup(TerminationSet());
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a peer closing a socket is an error value, not a process kill
+}
+
+int WaitForTerminationSignal() { return Wait(TerminationSet()); }
+
+int WaitForTerminationOrHangup() { return Wait(WithHangup(TerminationSet())); }
 
 void RequestTermination() { ::kill(::getpid(), SIGTERM); }
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 
 #include "common/file_checks.h"
@@ -162,6 +163,7 @@ Status Director::Bind(bool replication) {
   ring_port_->Start();
   admin_ = std::make_unique<AdminApi>(*plane_, *control_, counters, config_, clock_, admin_token_,
                                       lookup_port_);
+  admin_->SetServices(saving_.get());
   admin_->AddMetrics([this] { return ring_port_->RenderMetrics(); });
   admin_http_ = std::make_unique<net::HttpServer>(
       control_io_,
@@ -212,10 +214,15 @@ Status Director::StartServices(std::vector<WorkerCounters*> lookup_counters) {
   eo.nat.connect_timeout = std::chrono::milliseconds(config_.nat_connect_timeout_ms);
   eo.udp_session_timeout = std::chrono::seconds(config_.udp_session_timeout_s);
   eo.builtin = BuiltinServiceKeys(config_, lookup_port_);
+  eo_builtin_ = eo.builtin;
   eo.lookup_counters = std::move(lookup_counters);
   engine_ = std::make_unique<ServiceEngine>(control_io_, pool_, clock_, *plane_, std::move(eo));
   VSC_ASSIGN_OR_RETURN(auto table, InitialServiceTable(config_, lookup_port_));
   VSC_RETURN_IF_ERROR(engine_->Commit(std::move(table)).status().Annotate("virtual services"));
+  // Every change from here on is saved (the start's own table is already on disk or in the
+  // configuration file); the built-in entries come from the [director] keys at every start.
+  saving_ = std::make_unique<SavingServiceEditor>(*engine_, ServicesFilePath(config_),
+                                                  eo_builtin_);
   return Status::Ok();
 }
 
@@ -299,9 +306,32 @@ void Director::Stop() {
   spdlog::info("director stopped");
 }
 
-void Director::RunUntilSignal() {
-  int sig = WaitForTerminationSignal();
-  spdlog::info("signal {} received, stopping", sig);
+void Director::RunUntilSignal(const std::function<Result<ConfigText>()>& reload) {
+  for (;;) {
+    const int sig = WaitForTerminationOrHangup();
+    if (sig != SIGHUP) {
+      spdlog::info("signal {} received, stopping", sig);
+      break;
+    }
+    if (!reload) {
+      spdlog::warn("SIGHUP: no configuration file to reload the [[service]] tables from");
+      continue;
+    }
+    auto text = reload();
+    if (!text.ok()) {
+      spdlog::error("SIGHUP: {}; the running services are unchanged", text.status().ToString());
+      continue;
+    }
+    asio::post(control_io_, [this, text = std::move(text).value()] {
+      auto changes = ReloadServices(*saving_, text.text, text.origin);
+      if (!changes.ok()) {
+        spdlog::error("SIGHUP: {}; the running services are unchanged",
+                      changes.status().ToString());
+      } else {
+        spdlog::info("SIGHUP: {} reloaded, {} change(s) applied", text.origin, changes->size());
+      }
+    });
+  }
   Stop();
 }
 

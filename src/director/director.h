@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "director/read_router.h"
 #include "director/replicator.h"
 #include "director/service_engine.h"
+#include "director/service_store.h"
 #include "director/tcp_service.h"
 #include "director/udp_service.h"
 #include "director/write_server.h"
@@ -51,8 +53,14 @@ class Director {
 
   Status Start(const std::function<Status()>& after_bind = nullptr);
   void Stop();
-  // Blocks until SIGINT or SIGTERM, then stops.
-  void RunUntilSignal();
+  // Blocks until SIGINT or SIGTERM, then stops. On SIGHUP, `reload` reads the configuration
+  // file again and its [[service]] tables become the running table (only the difference is
+  // applied; a file that does not load changes nothing); without `reload` SIGHUP is logged.
+  struct ConfigText {
+    std::string text;
+    std::string origin;  // the file's path, for error messages
+  };
+  void RunUntilSignal(const std::function<Result<ConfigText>()>& reload = nullptr);
 
   uint16_t lookup_port() const { return lookup_port_; }
   uint16_t control_port() const { return control_->control_port(); }
@@ -64,7 +72,8 @@ class Director {
   uint16_t sql_port() const { return read_router_ ? read_router_->port() : 0; }
   // The virtual services (issue 12): the table and its runtime. Valid once Start succeeded;
   // control thread only (post to control_context(): the engine has no lock).
-  ServiceEditor& services() { return *engine_; }
+  // Changes through services() are saved to services_file (SavingServiceEditor).
+  ServiceEditor& services() { return *saving_; }
   // asio::post target for work on the control thread (the engine, the admin API).
   asio::io_context& control_context() { return control_io_; }
 
@@ -94,6 +103,8 @@ class Director {
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<ServiceEngine> engine_;
+  std::set<vservice::ServiceKey> eo_builtin_;       // the built-in lookup entries' keys
+  std::unique_ptr<SavingServiceEditor> saving_;    // engine_, saving every change
   std::unique_ptr<RingRouter> ring_router_;
   std::unique_ptr<RingPort> ring_port_;  // clients: table, owner, via-director
   std::unique_ptr<Replicator> replicator_;    // null when replication is off

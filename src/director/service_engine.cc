@@ -140,14 +140,19 @@ Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
 
 Result<std::vector<Change>> ServiceEngine::Commit(vservice::VirtualServiceTable next) {
   if (stopped_) return FailedPrecondition("the director is stopping; no change was made");
+  // The built-in lookup entries stay whatever `next` says of them: a table without them (-C,
+  // -R, a SIGHUP reload of the [[service]] tables) keeps them; one that changes them is refused.
   for (const ServiceKey& key : options_.builtin) {
     const VirtualService* now = table_.Find(key);
+    if (now == nullptr) continue;
     const VirtualService* then = next.Find(key);
-    if (now != nullptr && (then == nullptr || !(*now == *then))) {
+    if (then == nullptr) {
+      VSC_RETURN_IF_ERROR(next.AddService(key, now->config).status());
+    } else if (!(*now == *then)) {
       return FailedPrecondition(
           vservice::ToString(key) +
           " is the built-in lookup service, served to the registered agents; it cannot be "
-          "deleted or edited through the table (set its scheduler with `vsc adm scheduler`)");
+          "edited through the table (set its scheduler with `vsc adm scheduler`)");
     }
   }
   for (const auto& [key, vs] : next.services()) {

@@ -8,7 +8,8 @@
 // Built-in services: the lookup service's two entries (UDP dr and TCP nat on lookup_port) are
 // ordinary entries of the table, declared by default, whose destinations are the registered
 // agents; they are served by the lookup runtime (UdpService, TcpService) from the ControlPlane's
-// ClusterView, so Commit refuses to delete or edit them (FailedPrecondition saying so).
+// ClusterView. Commit keeps them when the next table leaves them out (ipvsadm -C, -R, a SIGHUP
+// reload) and refuses a next table that changes them (FailedPrecondition saying so).
 //
 // Commit binds every new socket before it changes anything: a port in use fails the whole
 // commit and leaves everything as it was.

@@ -85,7 +85,11 @@ Result<std::vector<vservice::Change>> ReloadServices(ServiceEditor& editor,
 Result<std::vector<vservice::Change>> SavingServiceEditor::Commit(
     vservice::VirtualServiceTable next) {
   const std::string tmp = TempOf(path_);
-  if (Status s = WriteSynced(tmp, vservice::SaveServicesToml(next)); !s.ok()) {
+  vservice::VirtualServiceTable saved = next;
+  for (const vservice::ServiceKey& key : unsaved_) {
+    if (saved.Find(key) != nullptr) (void)saved.DelService(key);
+  }
+  if (Status s = WriteSynced(tmp, vservice::SaveServicesToml(saved)); !s.ok()) {
     ::unlink(tmp.c_str());
     return s.Annotate("saving the services table (nothing changed)");
   }

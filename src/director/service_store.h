@@ -11,6 +11,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,8 +41,11 @@ Result<std::vector<vservice::Change>> ReloadServices(ServiceEditor& editor,
 
 class SavingServiceEditor : public ServiceEditor {
  public:
-  SavingServiceEditor(ServiceEditor& inner, std::string path)
-      : inner_(inner), path_(std::move(path)) {}
+  // `unsaved`: services the file leaves out (the director's built-in lookup entries, which its
+  // [director] keys configure and every start declares again).
+  SavingServiceEditor(ServiceEditor& inner, std::string path,
+                      std::set<vservice::ServiceKey> unsaved = {})
+      : inner_(inner), path_(std::move(path)), unsaved_(std::move(unsaved)) {}
 
   const vservice::VirtualServiceTable& table() const override { return inner_.table(); }
   Result<std::vector<vservice::Change>> Commit(vservice::VirtualServiceTable next) override;
@@ -54,6 +58,7 @@ class SavingServiceEditor : public ServiceEditor {
  private:
   ServiceEditor& inner_;
   std::string path_;
+  std::set<vservice::ServiceKey> unsaved_;
 };
 
 }  // namespace vsc::director
