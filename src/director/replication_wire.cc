@@ -66,7 +66,20 @@ replication::EntryResult FromProto(const proto::EntryOutcome& o) {
   r.rows_changed = o.rows_changed();
   r.error = o.error();
   r.checksum = o.checksum();
+  for (const proto::StatementOutcome& so : o.statements()) {
+    r.statements.push_back({so.rows_affected(), so.last_insert_id()});
+  }
+  r.failed_statement = o.failed_statement();
   return r;
+}
+
+void AddStatementOutcomes(const replication::EntryResult& r, proto::WriteResponse& out) {
+  for (const replication::StatementResult& st : r.statements) {
+    proto::StatementOutcome* so = out.add_statements();
+    so->set_rows_affected(st.rows_affected);
+    so->set_last_insert_id(st.last_insert_id);
+  }
+  out.set_failed_statement(r.failed_statement);
 }
 
 }  // namespace vsc::director

@@ -18,5 +18,7 @@ void ToProto(const replication::Statement& s, proto::SqlStatement* out);
 void ToProto(const replication::Entry& e, proto::LogEntry* out);
 replication::Entry FromProto(const proto::LogEntry& e);
 replication::EntryResult FromProto(const proto::EntryOutcome& o);
+// The per-statement outcomes of a decided write, for its writer.
+void AddStatementOutcomes(const replication::EntryResult& r, proto::WriteResponse& out);
 
 }  // namespace vsc::director

@@ -76,6 +76,12 @@ proto::EntryOutcome OutcomeToProto(const replication::EntryResult& r) {
   o.set_rows_changed(r.rows_changed);
   o.set_error(r.error);
   o.set_checksum(r.checksum);
+  for (const replication::StatementResult& st : r.statements) {
+    proto::StatementOutcome* so = o.add_statements();
+    so->set_rows_affected(st.rows_affected);
+    so->set_last_insert_id(st.last_insert_id);
+  }
+  o.set_failed_statement(r.failed_statement);
   return o;
 }
 

@@ -44,12 +44,21 @@ struct Entry {
 
 // What applying one entry did on one replica. Deterministic: every replica that applies the
 // same entries in the same order from the same state gets the same results.
+// What one statement of an applied write did (for clients; not part of the digest).
+struct StatementResult {
+  int64_t rows_affected = 0;
+  int64_t last_insert_id = 0;  // 0 when the statement inserted no row
+  bool operator==(const StatementResult&) const = default;
+};
+
 struct EntryResult {
   uint64_t seq = 0;
   int code = 0;               // 0 = applied; else the SQLite primary result code (entry rolled back)
   int64_t rows_changed = 0;   // sum over the entry's statements
   std::string error;          // SQLite's message when code != 0
   std::string checksum;       // kChecksum entries: hex logical hash of the content at seq - 1
+  std::vector<StatementResult> statements;  // one per statement when code == 0
+  uint32_t failed_statement = 0;            // 1-based index of the failing statement
   bool operator==(const EntryResult&) const = default;
 };
 

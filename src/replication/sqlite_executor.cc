@@ -305,7 +305,8 @@ Result<EntryResult> SqliteExecutor::RunWrite(const Entry& entry, bool* txn_lost)
   result.seq = entry.seq;
   VSC_RETURN_IF_ERROR(Exec("SAVEPOINT vsc_entry"));
   int failed = SQLITE_OK;
-  for (const Statement& s : entry.statements) {
+  for (size_t k = 0; k < entry.statements.size(); ++k) {
+    const Statement& s = entry.statements[k];
     sqlite3_stmt* st = nullptr;
     user_ = true;
     int rc = Prepared(s.sql, &st);
@@ -314,6 +315,9 @@ Result<EntryResult> SqliteExecutor::RunWrite(const Entry& entry, bool* txn_lost)
         rc = BindValue(st, static_cast<int>(i + 1), s.params[i]);
       }
       const int64_t before = sqlite3_total_changes64(db_);
+      // Reset, so the rowid reported is this statement's own and the same on every replica
+      // (a replica that restarted has no carry-over from earlier statements).
+      sqlite3_set_last_insert_rowid(db_, 0);
       while (rc == SQLITE_OK) {
         const int step = sqlite3_step(st);
         if (step == SQLITE_DONE) break;
@@ -321,9 +325,13 @@ Result<EntryResult> SqliteExecutor::RunWrite(const Entry& entry, bool* txn_lost)
       }
       // changes() is stale after a statement that changed nothing (DDL, SELECT): count it only
       // when the statement did change rows.
+      StatementResult one;
       if (rc == SQLITE_OK && sqlite3_total_changes64(db_) != before) {
-        result.rows_changed += sqlite3_changes64(db_);
+        one.rows_affected = sqlite3_changes64(db_);
+        result.rows_changed += one.rows_affected;
       }
+      one.last_insert_id = sqlite3_last_insert_rowid(db_);
+      result.statements.push_back(one);
       sqlite3_reset(st);
       sqlite3_clear_bindings(st);
     }
@@ -331,6 +339,7 @@ Result<EntryResult> SqliteExecutor::RunWrite(const Entry& entry, bool* txn_lost)
     if (rc != SQLITE_OK) {
       failed = rc;
       result.error = sqlite3_errmsg(db_);
+      result.failed_statement = static_cast<uint32_t>(k + 1);
       break;
     }
   }
@@ -344,6 +353,7 @@ Result<EntryResult> SqliteExecutor::RunWrite(const Entry& entry, bool* txn_lost)
   }
   result.code = failed & 0xff;
   result.rows_changed = 0;
+  result.statements.clear();
   if (sqlite3_get_autocommit(db_) != 0) {
     *txn_lost = true;
     return result;
