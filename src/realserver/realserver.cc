@@ -109,7 +109,8 @@ Status RealServer::Start() {
         WriteReadyFile(config_.ready_file, {{"lookup_port", std::to_string(lookup_port_)},
                                             {"http_port", std::to_string(http_port_)},
                                             {"sql_port", std::to_string(sql_port_)},
-                                            {"relay_port", std::to_string(relay_port())}}));
+                                            {"relay_port", std::to_string(relay_port())},
+                                            {"sql_tcp_port", std::to_string(sql_tcp_port_)}}));
   }
   spdlog::info(
       "real server {} up: lookup {}:{} (udp, tcp), http {}:{}, sql {}:{} (udp), db {} at seq {}, "
@@ -124,6 +125,7 @@ Status RealServer::BindServices(const std::vector<uint32_t>& trusted) {
   uint16_t lookup_port = config_.lookup_port;
   uint16_t http_port = config_.http_port;
   uint16_t sql_port = config_.sql_port;
+  uint16_t sql_tcp_port = config_.sql_port;  // TCP beside UDP, as for lookups
   const std::string token = SnapshotToken(key_);
   for (size_t i = 0; i < pool_.size(); ++i) {
     // No reader yet: the workers do not run before OpenReplica has opened them.
@@ -138,12 +140,14 @@ Status RealServer::BindServices(const std::vector<uint32_t>& trusted) {
     http_port = services_.back()->http_port();
     sql_services_.push_back(std::make_unique<SqlService>(pool_.context(i), config_.id, key_,
                                                          trusted, config_.db, clock_.WallMicros()));
-    VSC_RETURN_IF_ERROR(sql_services_.back()->Start(address, sql_port));
+    VSC_RETURN_IF_ERROR(sql_services_.back()->Start(address, sql_port, sql_tcp_port));
     sql_port = sql_services_.back()->port();
+    sql_tcp_port = sql_services_.back()->tcp_port();
   }
   lookup_port_ = lookup_port;
   http_port_ = http_port;
   sql_port_ = sql_port;
+  sql_tcp_port_ = sql_tcp_port;
   if (config_.relay) {  // bound with the other ports, before the database is opened
     relay_ = std::make_unique<relay::RelayNode>(pool_, RelayOptionsOf(config_), key_, clock_);
     VSC_RETURN_IF_ERROR(relay_->Start());
@@ -197,6 +201,7 @@ void RealServer::StartAgent(const asio::ip::tcp::endpoint& director) {
   add("lookup-tcp", lookup_port_);
   add("http", http_port_);
   add("sql-udp", sql_port_);
+  add("sql-tcp", sql_tcp_port_);
   options.capabilities = {"lookup", "sql"};
   if (relay_) {
     add("relay", relay_->port());

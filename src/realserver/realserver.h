@@ -43,6 +43,7 @@ class RealServer {
   uint16_t http_port() const { return http_port_; }
   uint16_t sql_port() const { return sql_port_; }
   uint16_t relay_port() const { return relay_ ? relay_->port() : 0; }
+  uint16_t sql_tcp_port() const { return sql_tcp_port_; }
   Replica* replica() { return replica_.get(); }
   bool registered() const { return agent_ && agent_->registered(); }
   // Prometheus text: counters summed over the workers, replication position, agent counters.
@@ -75,6 +76,7 @@ class RealServer {
   uint16_t lookup_port_ = 0;
   uint16_t http_port_ = 0;
   uint16_t sql_port_ = 0;
+  uint16_t sql_tcp_port_ = 0;
   bool started_ = false;
   std::atomic<bool> serving_{false};
   // Set by the agent's on_exit (agent thread) before it wakes RunUntilSignal; -1 while none.

@@ -173,36 +173,50 @@ Result<SqlReader> SqlReader::Open(const std::string& path, SqlReaderOptions opti
 
 Result<uint64_t> SqlReader::AppliedSeq() { return impl_->ReadSeq(); }
 
-proto::ReadResponse SqlReader::Run(const proto::ReadRequest& req, const std::string& replica_id,
-                                   size_t sender_bytes) {
+// The checks every read makes before its first row: a read transaction at a position that has
+// applied min_seq, one read-only query, its parameters bound. `error` is set when it failed
+// (the transaction is then ended).
+struct SqlReader::Prepared {
+  std::optional<proto::ReadResponse> error;
+  uint64_t seq = 0;
+  std::optional<store::Statement> st;
+  int columns = 0;
+};
+
+SqlReader::Prepared SqlReader::Begin(const proto::ReadRequest& req, const std::string& replica_id) {
   Impl& m = *impl_;
+  Prepared p;
   const uint64_t id = req.request_id();
   m.budget = static_cast<int64_t>(m.options.max_vm_steps);
   auto seq = m.BeginAndReadSeq();
   if (!seq.ok()) {
     m.End();
-    return ReadResponseBuilder::Error(id, 0, replica_id,
-                                      "replica store error: " + seq.status().message());
+    p.error = ReadResponseBuilder::Error(id, 0, replica_id,
+                                         "replica store error: " + seq.status().message());
+    return p;
   }
+  p.seq = *seq;
   auto fail = [&](std::string message) {
+    p.st.reset();
     m.End();
-    return ReadResponseBuilder::Error(id, *seq, replica_id, Utf8OrEscaped(message));
+    p.error = ReadResponseBuilder::Error(id, p.seq, replica_id, Utf8OrEscaped(message));
+    return std::move(p);
   };
-  if (*seq < req.min_seq()) {
-    return fail("not yet applied: at seq " + std::to_string(*seq) + ", need " +
+  if (p.seq < req.min_seq()) {
+    return fail("not yet applied: at seq " + std::to_string(p.seq) + ", need " +
                 std::to_string(req.min_seq()) + "; retry, or read from another replica");
   }
-  const std::string& sql = req.statement().sql();
-  auto prepared = m.db.Prepare(sql);
+  auto prepared = m.db.Prepare(req.statement().sql());
   if (!prepared.ok()) return fail("sql error: " + prepared.status().message());
-  store::Statement& st = *prepared;
+  p.st.emplace(std::move(prepared).value());
+  store::Statement& st = *p.st;
   if (!st.readonly()) {
     return fail(
         "statement refused: it can change the database; send writes to the director's write "
         "port");
   }
-  const int columns = st.ColumnCount();
-  if (columns == 0) {
+  p.columns = st.ColumnCount();
+  if (p.columns == 0) {
     return fail("statement refused: not a query (it returns no columns); send SELECT statements");
   }
   const int expected = st.BindParameterCount();
@@ -215,30 +229,122 @@ proto::ReadResponse SqlReader::Run(const proto::ReadRequest& req, const std::str
       return fail("sql error: " + s.message());
     }
   }
-  ReadResponseBuilder builder(id, *seq, replica_id, sender_bytes, m.options.max_datagram);
+  return p;
+}
+
+// Steps one row into `row`: true with a row, false at the end, an error message otherwise.
+Result<bool> SqlReader::StepRow(Prepared& p, proto::SqlRow& row) {
+  store::Statement& st = *p.st;
+  auto more = st.Step();
+  if (!more.ok()) {
+    st.Reset();
+    if (impl_->budget < 0) {
+      return ResourceExhausted("query interrupted: it ran past the read budget of " +
+                               std::to_string(impl_->options.max_vm_steps) +
+                               " SQLite steps; narrow the query or use an index");
+    }
+    return more.status().Annotate("sql error");
+  }
+  if (!*more) return false;
+  row.clear_values();
+  for (int c = 0; c < p.columns; ++c) *row.add_values() = ColumnValue(st, c);
+  return true;
+}
+
+std::vector<std::string> SqlReader::ColumnNames(Prepared& p) {
   std::vector<std::string> names;
-  names.reserve(columns);
-  for (int c = 0; c < columns; ++c) names.push_back(Utf8OrEscaped(st.ColumnName(c)));
-  builder.SetColumns(std::move(names));
+  names.reserve(p.columns);
+  for (int c = 0; c < p.columns; ++c) names.push_back(Utf8OrEscaped(p.st->ColumnName(c)));
+  return names;
+}
+
+void SqlReader::Finish(Prepared& p) {
+  if (p.st) p.st->Reset();  // a statement still stepping would hold the read transaction open
+  impl_->End();
+}
+
+proto::ReadResponse SqlReader::Run(const proto::ReadRequest& req, const std::string& replica_id,
+                                   size_t sender_bytes) {
+  Prepared p = Begin(req, replica_id);
+  if (p.error) return std::move(*p.error);
+  ReadResponseBuilder builder(req.request_id(), p.seq, replica_id, sender_bytes,
+                              impl_->options.max_datagram);
+  builder.SetColumns(ColumnNames(p));
   for (;;) {
-    auto row = st.Step();
+    proto::SqlRow r;
+    auto row = StepRow(p, r);
     if (!row.ok()) {
-      st.Reset();
-      if (m.budget < 0) {
-        return fail("query interrupted: it ran past the read budget of " +
-                    std::to_string(m.options.max_vm_steps) +
-                    " SQLite steps; narrow the query or use an index");
+      Finish(p);
+      return ReadResponseBuilder::Error(req.request_id(), p.seq, replica_id,
+                                        Utf8OrEscaped(row.status().message()));
+    }
+    if (!*row || !builder.AddRow(std::move(r))) break;
+  }
+  Finish(p);
+  return builder.Finish();
+}
+
+void SqlReader::RunPaged(const proto::ReadRequest& req, const std::string& replica_id,
+                         const PageLimits& limits, const PageSink& emit) {
+  Prepared p = Begin(req, replica_id);
+  if (p.error) return emit(std::move(*p.error));
+  const uint64_t max_rows = req.max_rows() ? std::min(req.max_rows(), limits.max_rows)
+                                           : limits.max_rows;
+  const uint64_t max_bytes = req.max_bytes() ? std::min(req.max_bytes(), limits.max_bytes)
+                                             : limits.max_bytes;
+  auto page = [&] {
+    proto::ReadResponse r;
+    r.set_request_id(req.request_id());
+    r.set_ok(true);
+    r.set_applied_seq(p.seq);
+    r.set_replica_id(replica_id);
+    return r;
+  };
+  proto::ReadResponse current = page();
+  for (std::string& c : ColumnNames(p)) current.add_columns(std::move(c));
+  for (int c = 0; c < p.columns; ++c) {
+    const char* decl = sqlite3_column_decltype(p.st->handle(), c);
+    current.add_decltypes(Utf8OrEscaped(decl != nullptr ? decl : ""));
+  }
+  size_t page_bytes = 0;
+  uint64_t rows = 0, bytes = 0;
+  for (;;) {
+    proto::SqlRow r;
+    auto row = StepRow(p, r);
+    std::string error;
+    if (!row.ok()) error = row.status().message();
+    if (row.ok() && *row) {
+      const size_t n = r.ByteSizeLong() + 8;
+      ++rows;
+      bytes += n;
+      if (rows > max_rows || bytes > max_bytes) {
+        error = "result too large: more than " +
+                (rows > max_rows ? std::to_string(max_rows) + " rows"
+                                 : std::to_string(max_bytes) + " bytes") +
+                " (the configured cap); narrow the query, page it with LIMIT/OFFSET, or raise "
+                "max_result_rows / max_result_bytes";
+      } else if (n > limits.page_bytes) {
+        error = "a row of " + std::to_string(n) + " bytes is larger than a page (" +
+                std::to_string(limits.page_bytes) + " bytes); select fewer or smaller columns";
       }
-      return fail("sql error: " + row.status().message());
+    }
+    if (!error.empty()) {
+      Finish(p);
+      return emit(ReadResponseBuilder::Error(req.request_id(), p.seq, replica_id,
+                                             Utf8OrEscaped(error)));
     }
     if (!*row) break;
-    proto::SqlRow r;
-    for (int c = 0; c < columns; ++c) *r.add_values() = ColumnValue(st, c);
-    if (!builder.AddRow(std::move(r))) break;
+    if (page_bytes + r.ByteSizeLong() + 8 > limits.page_bytes) {
+      current.set_more(true);
+      emit(std::move(current));
+      current = page();
+      page_bytes = 0;
+    }
+    page_bytes += r.ByteSizeLong() + 8;
+    *current.add_rows() = std::move(r);
   }
-  st.Reset();  // a statement still stepping would hold the read transaction open
-  m.End();
-  return builder.Finish();
+  Finish(p);
+  emit(std::move(current));
 }
 
 }  // namespace vsc::realserver

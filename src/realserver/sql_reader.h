@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -42,11 +43,30 @@ class SqlReader {
   proto::ReadResponse Run(const proto::ReadRequest& request, const std::string& replica_id,
                           size_t sender_bytes);
 
+  // The TCP read path: the answer in pages of at most `page_bytes` of rows each (more=true on
+  // all but the last), handed to `emit` in order while the query runs in one read transaction
+  // (so every page is of the same snapshot). The request's max_rows / max_bytes (capped by
+  // `limits`) bound the whole answer: past them the last page is an ok=false error naming the
+  // cap, and the pages before it must be discarded by the receiver.
+  struct PageLimits {
+    size_t page_bytes = 256 * 1024;
+    uint64_t max_rows = 10'000'000;
+    uint64_t max_bytes = uint64_t{256} << 20;
+  };
+  using PageSink = std::function<void(proto::ReadResponse)>;
+  void RunPaged(const proto::ReadRequest& request, const std::string& replica_id,
+                const PageLimits& limits, const PageSink& emit);
+
   // The replica's applied_seq as the database holds it now (0 before the first entry).
   Result<uint64_t> AppliedSeq();
 
  private:
   struct Impl;
+  struct Prepared;
+  Prepared Begin(const proto::ReadRequest& request, const std::string& replica_id);
+  Result<bool> StepRow(Prepared& p, proto::SqlRow& row);
+  std::vector<std::string> ColumnNames(Prepared& p);
+  void Finish(Prepared& p);
   explicit SqlReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

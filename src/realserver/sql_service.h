@@ -8,6 +8,9 @@
 // replica's id, goes to the client named in the forward header, else to the sender. Datagrams
 // that are not authenticated ReadRequests are dropped (never answered: no reflection) and
 // counted.
+// The TCP read path ("sql-tcp", for the director's HTTP API): the same reads, any size, the
+// answer in pages (SqlReader::RunPaged) on the connection the request came on; the director is
+// the only client, authenticated by the same HMAC.
 //
 // Thread: one worker; every method on that worker's io_context (Start before it runs).
 #pragma once
@@ -16,10 +19,12 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "common/counter.h"
+#include "net/tcp_listener.h"
 #include "net/udp_batch.h"
 #include "proto/auth.h"
 #include "proto/cluster_key.h"
@@ -43,10 +48,10 @@ class SqlService {
              std::vector<uint32_t> trusted_forwarders, std::string db_path,
              int64_t counter_start);
 
-  // Binds UDP on `port` (0 = any; the other workers pass the port the first one got) with
-  // SO_REUSEPORT. Reads are answered with an error until ReopenReader opens the read connection
-  // (RealServer binds every socket before it opens the database).
-  Status Start(const asio::ip::address_v4& address, uint16_t port);
+  // Binds UDP on `port` and TCP on `tcp_port` (0 = any; the other workers pass the ports the
+  // first one got) with SO_REUSEPORT. Reads are answered with an error until ReopenReader opens
+  // the read connection (RealServer binds every socket before it opens the database).
+  Status Start(const asio::ip::address_v4& address, uint16_t port, uint16_t tcp_port);
   void Stop();
   // For a snapshot install: closes the read connection (reads are answered with an error until
   // Reopen), then reopens it on the (new) file.
@@ -54,10 +59,15 @@ class SqlService {
   Status ReopenReader();
 
   uint16_t port() const { return udp_ ? udp_->local_port() : 0; }
+  uint16_t tcp_port() const { return tcp_ ? tcp_->local_port() : 0; }
   const SqlCounters& counters() const { return counters_; }
 
  private:
   void HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& out);
+  // "sql-tcp": length frames of sealed envelopes, a ReadRequest in, its pages out.
+  static asio::awaitable<void> TcpSession(SqlService* self, asio::ip::tcp::socket socket);
+  // The sealed, framed pages answering one request (the query runs here, on the worker).
+  std::vector<uint8_t> AnswerPaged(const proto::ReadRequest& request);
 
   asio::io_context& io_;
   std::string replica_id_;
@@ -68,6 +78,9 @@ class SqlService {
   std::optional<SqlReader> reader_;
   SqlCounters counters_;
   std::unique_ptr<net::UdpBatchSocket> udp_;
+  std::unique_ptr<net::TcpListener> tcp_;
+  std::set<std::shared_ptr<asio::ip::tcp::socket>> tcp_sessions_;  // closed by Stop
+  bool stopping_ = false;
 };
 
 }  // namespace vsc::realserver

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "client/sql_client.h"
+#include "common/unique_fd.h"
+#include "proto/frame.h"
 #include "proto/lookup_codec.h"
 #include "store/database.h"
 #include "support/temp_dir.h"
@@ -51,7 +53,7 @@ class SqlServiceTest : public ::testing::Test {
                       .ok());
     }
     service_ = std::make_unique<SqlService>(io_, "rs9", key_, std::move(trusted), path_, 1000);
-    ASSERT_TRUE(service_->Start(asio::ip::make_address_v4("127.0.0.1"), 0).ok());
+    ASSERT_TRUE(service_->Start(asio::ip::make_address_v4("127.0.0.1"), 0, 0).ok());
     ASSERT_TRUE(service_->ReopenReader().ok());
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -160,6 +162,117 @@ TEST_F(SqlServiceTest, IgnoresForwardHeadersFromUntrustedAddresses) {
   EXPECT_FALSE(Exchange(req, client_fd, client_fd).empty());
   ::close(client_fd);
   ::close(victim_fd);
+}
+
+}  // namespace
+}  // namespace vsc::realserver
+
+namespace vsc::realserver {
+namespace {
+
+// The TCP read path: one connection, a sealed ReadRequest in a frame, the answer's pages back.
+class SqlTcpPathTest : public SqlServiceTest {
+ protected:
+  void Fill(int rows) {
+    auto db = store::Database::Open(path_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->Exec("CREATE TABLE big(id INTEGER PRIMARY KEY, s VARCHAR(20));"
+                         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < " +
+                         std::to_string(rows) + ") INSERT INTO big SELECT x, 'row ' || x FROM c;")
+                    .ok());
+  }
+
+  // Sends one request and collects the pages until the last (more=false) or the close.
+  std::vector<proto::ReadResponse> Pages(const proto::ClusterKey& key, proto::ReadRequest req) {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(service_->tcp_port());
+    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+    timeval tv{5, 0};
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    proto::Message m;
+    *m.mutable_read_request() = std::move(req);
+    std::vector<uint8_t> frame;
+    proto::AppendFrame(frame, proto::Seal(key, "director", 1, m));
+    EXPECT_EQ(::send(fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(frame.size()));
+    proto::FrameDecoder decoder(proto::kMaxEnvelopeBytes);
+    proto::EnvelopeCodec codec(key);
+    std::vector<proto::ReadResponse> pages;
+    std::vector<uint8_t> buf(65536);
+    for (;;) {
+      auto next = decoder.Next();
+      if (!next.ok()) break;
+      if (next->has_value()) {
+        auto opened = codec.Open(**next);
+        EXPECT_TRUE(opened.ok());
+        if (!opened.ok()) break;
+        pages.push_back(opened->message.read_response());
+        if (!pages.back().more()) break;
+        continue;
+      }
+      const ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
+      if (n <= 0) break;
+      decoder.Feed(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)));
+    }
+    return pages;
+  }
+
+  static proto::ReadRequest Req(const std::string& sql, uint64_t max_rows = 0) {
+    proto::ReadRequest r;
+    r.set_request_id(5);
+    r.mutable_statement()->set_sql(sql);
+    r.set_max_rows(max_rows);
+    return r;
+  }
+};
+
+TEST_F(SqlTcpPathTest, AHundredThousandRowsComeInPagesOfOneSnapshot) {
+  Start({});
+  Fill(100000);
+  auto pages = Pages(key_, Req("SELECT id, s, s || '!' FROM big ORDER BY id"));
+  ASSERT_GT(pages.size(), 2u) << "a result this size comes in several pages";
+  uint64_t rows = 0;
+  int64_t expect = 1;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    ASSERT_TRUE(pages[i].ok()) << pages[i].error();
+    EXPECT_EQ(pages[i].more(), i + 1 < pages.size());
+    EXPECT_LE(pages[i].ByteSizeLong(), SqlReader::PageLimits{}.page_bytes + 1024);
+    for (const auto& r : pages[i].rows()) {
+      ASSERT_EQ(r.values(0).integer(), expect++);
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, 100000u);
+  ASSERT_EQ(pages[0].columns_size(), 3);
+  EXPECT_EQ(pages[0].decltypes(0), "INTEGER");
+  EXPECT_EQ(pages[0].decltypes(1), "VARCHAR(20)");
+  EXPECT_EQ(pages[0].decltypes(2), "");  // an expression has no declared type
+  EXPECT_EQ(pages[0].applied_seq(), 5u);
+}
+
+TEST_F(SqlTcpPathTest, PastTheRowCapTheAnswerIsOneClearError) {
+  Start({});
+  Fill(5000);
+  auto pages = Pages(key_, Req("SELECT * FROM big", 1000));
+  ASSERT_EQ(pages.size(), 1u) << "no partial result before the error";
+  EXPECT_FALSE(pages[0].ok());
+  EXPECT_NE(pages[0].error().find("result too large: more than 1000 rows"), std::string::npos)
+      << pages[0].error();
+  auto exact = Pages(key_, Req("SELECT * FROM big LIMIT 1000", 1000));
+  ASSERT_FALSE(exact.empty());
+  EXPECT_TRUE(exact.back().ok()) << "exactly the cap is allowed: " << exact.back().error();
+  auto write = Pages(key_, Req("DELETE FROM big"));
+  ASSERT_EQ(write.size(), 1u);
+  EXPECT_NE(write[0].error().find("statement refused"), std::string::npos);
+}
+
+TEST_F(SqlTcpPathTest, AnotherKeyGetsNoAnswer) {
+  Start({});
+  EXPECT_TRUE(Pages(Key(2), Req("SELECT * FROM resources")).empty());
+  EXPECT_EQ(Pages(key_, Req("SELECT * FROM resources")).size(), 1u) << "the right key still works";
 }
 
 }  // namespace
