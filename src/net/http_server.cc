@@ -34,6 +34,7 @@ struct Session {
 
 struct HttpServer::State {
   HttpServer::Handler handler;
+  HttpServer::AsyncHandler async_handler;  // used instead of `handler` when set
   HttpServerOptions options;
   bool stopped = false;
   uint64_t next_id = 0;
@@ -77,12 +78,18 @@ asio::awaitable<void> RunSession(std::shared_ptr<HttpServer::State> st,
   for (;;) {
     HttpParseResult r = parser.Next();
     bool read_failed = false;
+    // Idle until the request's first byte, then the whole request must arrive in time.
+    bool started = parser.buffered() > 0;
+    ArmDeadline(s, started ? st->options.request_timeout : st->options.idle_timeout);
     while (std::holds_alternative<HttpNeedMore>(r)) {
-      ArmDeadline(s, st->options.idle_timeout);
       auto [ec, n] = co_await s->socket.async_read_some(asio::buffer(buf), kTuple);
       if (ec || st->stopped) {
         read_failed = true;
         break;
+      }
+      if (!started) {
+        started = true;
+        ArmDeadline(s, st->options.request_timeout);
       }
       r = parser.Feed(std::string_view(buf.data(), n));
     }
@@ -94,16 +101,28 @@ asio::awaitable<void> RunSession(std::shared_ptr<HttpServer::State> st,
       out = SerializeResponse(JsonError(err->status, err->message), /*keep_alive=*/false);
       linger = true;
     } else {
-      const HttpRequest& req = std::get<HttpRequest>(r);
+      HttpRequest& req = std::get<HttpRequest>(r);
+      const bool req_keep_alive = req.keep_alive;
+      const bool head = req.method == "HEAD";
+      const std::string method = req.method, target = req.target;
       HttpResponse resp;
+      std::string failure;
       try {
-        resp = st->handler(req);
+        if (st->async_handler) {
+          s->timer.cancel();  // the handler bounds its own wait
+          resp = co_await st->async_handler(std::move(req));
+        } else {
+          resp = st->handler(req);
+        }
       } catch (const std::exception& e) {
-        spdlog::error("HTTP {} {}: handler threw: {}", req.method, req.target, e.what());
-        resp = JsonError(500, std::string("internal error: ") + e.what());
+        failure = e.what();
       }
-      keep_alive = req.keep_alive && !st->stopped;
-      out = SerializeResponse(resp, keep_alive, req.method != "HEAD");
+      if (!failure.empty()) {
+        spdlog::error("HTTP {} {}: handler threw: {}", method, target, failure);
+        resp = JsonError(500, "internal error: " + failure);
+      }
+      keep_alive = req_keep_alive && !st->stopped;
+      out = SerializeResponse(resp, keep_alive, !head);
     }
     ArmDeadline(s, st->options.idle_timeout);
     auto [wec, wn] = co_await asio::async_write(s->socket, asio::buffer(out), kTuple);
@@ -122,6 +141,13 @@ HttpServer::HttpServer(asio::io_context& ctx, tcp::endpoint ep, Handler handler,
                        HttpServerOptions options)
     : ctx_(ctx), endpoint_(ep), reuse_port_(reuse_port), state_(std::make_shared<State>()) {
   state_->handler = std::move(handler);
+  state_->options = options;
+}
+
+HttpServer::HttpServer(asio::io_context& ctx, tcp::endpoint ep, AsyncHandler handler,
+                       HttpServerOptions options)
+    : ctx_(ctx), endpoint_(ep), reuse_port_(false), state_(std::make_shared<State>()) {
+  state_->async_handler = std::move(handler);
   state_->options = options;
 }
 

@@ -1,8 +1,8 @@
 // HttpServer: a small HTTP/1.1 server on one io_context, for the admin API (`GET /metrics`,
 // `GET/POST /v1/...` with JSON) and the real server's `GET /v1/resources/ID,...`.
 //
-// Each connection is a session coroutine: read → parse (HttpRequestParser) → call the handler →
-// write the response → repeat while keep-alive. Pipelined requests are answered in order. A
+// Each connection is a session coroutine: read → parse (HttpRequestParser) → call the handler
+// (or co_await the async one) → write the response → repeat while keep-alive. Pipelined requests are answered in order. A
 // malformed request gets 400 (too large: 413 / 414 / 431, chunked: 411) with a JSON error body
 // and the connection is closed after a lingering drain, so the client sees the answer instead
 // of a reset. A handler that throws produces a 500. Idle connections are closed after
@@ -18,6 +18,7 @@
 // their final handlers are still queued; the request handler is never called after Stop().
 #pragma once
 
+#include <asio/awaitable.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <chrono>
@@ -36,14 +37,22 @@ class TcpListener;
 struct HttpServerOptions {
   HttpLimits limits;
   Duration idle_timeout = std::chrono::seconds(60);
+  // From a request's first byte to its last: a client that trickles a request (slowloris) is
+  // closed when this passes, however often it sends a byte.
+  Duration request_timeout = std::chrono::seconds(30);
 };
 
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
+  // A handler that answers later (it may wait for other work on the context). The request is
+  // the handler's to keep; the session reads nothing more until the answer is written.
+  using AsyncHandler = std::function<asio::awaitable<HttpResponse>(HttpRequest)>;
 
   HttpServer(asio::io_context& ctx, asio::ip::tcp::endpoint ep, Handler handler,
              bool reuse_port = false, HttpServerOptions options = {});
+  HttpServer(asio::io_context& ctx, asio::ip::tcp::endpoint ep, AsyncHandler handler,
+             HttpServerOptions options = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
