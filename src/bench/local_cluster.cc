@@ -104,6 +104,7 @@ Status LocalCluster::StartDirector() {
              "--heartbeat-port", port(heartbeat_port_),
              "--admin-port", port(admin_port_),
              "--ring-port", port(ring_port_),
+             "--http-port", port(http_port_),
              "--admin-token-file", token_file,
              "--workers", std::to_string(options_.director_workers),
              "--scheduler", options_.scheduler,
@@ -130,6 +131,7 @@ Status LocalCluster::StartDirector() {
   heartbeat_port_ = j.at("heartbeat_port");
   admin_port_ = j.at("admin_port");
   ring_port_ = j.value("ring_port", 0);
+  http_port_ = j.value("http_port", 0);
   if (options_.replication) {
     write_port_ = j.value("write_port", 0);
     sql_port_ = j.value("sql_port", 0);

@@ -52,6 +52,7 @@ class LocalCluster {
 
   uint16_t lookup_port() const { return lookup_port_; }
   uint16_t admin_port() const { return admin_port_; }
+  uint16_t http_port() const { return http_port_; }  // the rqlite-compatible HTTP API
   uint16_t control_port() const { return control_port_; }
   uint16_t heartbeat_port() const { return heartbeat_port_; }
   uint16_t write_port() const { return write_port_; }  // replication only
@@ -117,6 +118,7 @@ class LocalCluster {
   std::string token_;
   uint16_t lookup_port_ = 0, admin_port_ = 0, control_port_ = 0, heartbeat_port_ = 0;
   uint16_t write_port_ = 0, sql_port_ = 0, ring_port_ = 0;
+  uint16_t http_port_ = 0;
 };
 
 }  // namespace vsc::bench

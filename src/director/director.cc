@@ -33,6 +33,14 @@ Status ValidateConfig(const DirectorConfig& c) {
   if (ec) return InvalidArgument("listen '" + c.listen + "' is not an IPv4 address");
   asio::ip::make_address_v4(c.admin_listen, ec);
   if (ec) return InvalidArgument("admin_listen '" + c.admin_listen + "' is not an IPv4 address");
+  const auto http = asio::ip::make_address_v4(c.http_listen, ec);
+  if (ec) return InvalidArgument("http_listen '" + c.http_listen + "' is not an IPv4 address");
+  if (!http.is_loopback() && c.http_auth.empty()) {
+    return InvalidArgument("http_listen " + c.http_listen +
+                           " is not loopback: set http_auth to an rqlite users file (JSON: "
+                           "[{\"username\", \"password\", \"perms\"}]) so the HTTP API "
+                           "needs a login");
+  }
   if (auto p = replication::ParseCommitPolicy(c.commit_policy); !p.ok()) return p.status();
   if (c.replica_window_entries == 0 || c.replica_window_bytes <= 0) {
     return InvalidArgument("replica_window_entries and replica_window_bytes must be above 0");
@@ -101,6 +109,7 @@ Status Director::Start(const std::function<Status()>& after_bind) {
   } else {
     spdlog::info("replication off: no schema_db and no log at {}", config_.log_file);
   }
+  StartSqlHttp();
   if (after_bind) VSC_RETURN_IF_ERROR(after_bind());
   rate_timer_ = std::make_unique<asio::steady_timer>(control_io_);
   ArmRateTimer();
@@ -114,7 +123,8 @@ Status Director::Start(const std::function<Status()>& after_bind) {
         {"control_port", std::to_string(control_port())},
         {"heartbeat_port", std::to_string(heartbeat_port())},
         {"admin_port", std::to_string(admin_port())},
-        {"ring_port", std::to_string(ring_port_->port())}};
+        {"ring_port", std::to_string(ring_port_->port())},
+        {"http_port", std::to_string(http_port())}};
     if (replicator_) {
       ports.emplace_back("write_port", std::to_string(write_port()));
       ports.emplace_back("sql_port", std::to_string(sql_port()));
@@ -170,6 +180,18 @@ Status Director::Bind(bool replication) {
       asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.admin_listen), config_.admin_port),
       [this](const net::HttpRequest& r) { return admin_->Handle(r); });
   VSC_RETURN_IF_ERROR(admin_http_->Start().Annotate("admin API"));
+  if (!config_.http_auth.empty()) {
+    VSC_ASSIGN_OR_RETURN(auto users, LoadHttpUsers(config_.http_auth));
+    http_users_.emplace(std::move(users));
+  }
+  net::HttpServerOptions ho;
+  ho.limits.max_body = static_cast<size_t>(config_.http_max_body);
+  ho.request_timeout = std::chrono::milliseconds(config_.http_request_timeout_ms);
+  sql_http_server_ = std::make_unique<net::HttpServer>(
+      control_io_,
+      asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.http_listen), config_.http_port),
+      [this](net::HttpRequest r) { return sql_http_->Handle(std::move(r)); }, ho);
+  VSC_RETURN_IF_ERROR(sql_http_server_->Start().Annotate("HTTP API (http_port)"));
   if (!replication) return Status::Ok();
   VSC_ASSIGN_OR_RETURN(
       write_listener_,
@@ -247,7 +269,10 @@ Status Director::StartReplication() {
   read_router_->Start(std::move(*sql_socket_));
   sql_socket_.reset();
   replicator_->SetListeners([this] { control_->PublishIfNeeded(); },
-                            [this] { read_router_->OnProgress(); });
+                            [this] {
+                              read_router_->OnProgress();
+                              if (sql_http_) sql_http_->OnProgress();
+                            });
   control_->SetReplicator(replicator_.get());
   admin_->SetReplication(replicator_.get(), write_server_.get(), read_router_.get());
   replicator_->Start();
@@ -255,6 +280,16 @@ Status Director::StartReplication() {
                write_server_->port(), read_router_->port(), config_.log_file,
                config_.commit_policy);
   return Status::Ok();
+}
+
+void Director::StartSqlHttp() {
+  SqlHttpOptions so;
+  so.advertise = config_.http_listen + ":" + std::to_string(http_port());
+  so.read_timeout = std::chrono::milliseconds(config_.read_timeout_ms);
+  so.max_result_rows = config_.max_result_rows;
+  so.max_result_bytes = static_cast<uint64_t>(config_.max_result_bytes);
+  so.users = http_users_;
+  sql_http_ = std::make_unique<SqlHttpApi>(control_io_, key_, clock_, replicator_.get(), so);
 }
 
 void Director::ArmRateTimer() {
@@ -284,6 +319,7 @@ void Director::Stop() {
   asio::post(control_io_, [this] {
     if (rate_timer_) rate_timer_->cancel();
     if (admin_http_) admin_http_->Stop();
+    if (sql_http_server_) sql_http_server_->Stop();
     if (replicator_) replicator_->Stop();
     if (write_server_) write_server_->Stop();
     if (read_router_) read_router_->Stop();

@@ -36,6 +36,7 @@
 #include "director/replicator.h"
 #include "director/service_engine.h"
 #include "director/service_store.h"
+#include "director/sql_http_api.h"
 #include "director/tcp_service.h"
 #include "director/udp_service.h"
 #include "director/write_server.h"
@@ -76,6 +77,7 @@ class Director {
   ServiceEditor& services() { return *saving_; }
   // asio::post target for work on the control thread (the engine, the admin API).
   asio::io_context& control_context() { return control_io_; }
+  uint16_t http_port() const { return sql_http_server_ ? sql_http_server_->local_port() : 0; }
 
  private:
   void Publish(ViewPtr view);
@@ -88,6 +90,9 @@ class Director {
   // The service engine and the initial table (config.services plus the built-in lookup
   // entries), every socket bound.
   Status StartServices(std::vector<WorkerCounters*> lookup_counters);
+  // The rqlite-compatible HTTP API's handler, on the replicator when there is one (its port is
+  // bound by Bind; no request is served before the control thread runs).
+  void StartSqlHttp();
 
   DirectorConfig config_;
   proto::ClusterKey key_;
@@ -112,6 +117,9 @@ class Director {
   std::unique_ptr<ReadRouter> read_router_;
   std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<net::HttpServer> admin_http_;
+  std::unique_ptr<SqlHttpApi> sql_http_;              // the rqlite-compatible API
+  std::unique_ptr<net::HttpServer> sql_http_server_;
+  std::optional<HttpUsers> http_users_;               // from http_auth, loaded by Bind
   std::unique_ptr<asio::steady_timer> rate_timer_;
   std::optional<FileLock> log_lock_;                  // with replication, from Start on
   std::unique_ptr<net::TcpListener> write_listener_;  // bound, until StartReplication

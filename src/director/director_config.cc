@@ -56,6 +56,15 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("request_queue", &request_queue,
          "reads waiting for an eligible replica; more are refused (overloaded)");
   t.Bind("read_timeout_ms", &read_timeout_ms, "how long a held read waits for a replica");
+  t.Bind("http_listen", &http_listen, "address of the rqlite-compatible HTTP API");
+  t.Bind("http_port", &http_port, "port of the rqlite-compatible HTTP API (/db/execute...)");
+  t.Bind("http_auth", &http_auth,
+         "rqlite users file (basic auth, per-user perms); required off loopback");
+  t.Bind("http_max_body", &http_max_body, "largest HTTP API request body in bytes (413 past)");
+  t.Bind("http_request_timeout_ms", &http_request_timeout_ms,
+         "an HTTP API request must arrive whole within this (slow clients are closed)");
+  t.Bind("max_result_rows", &max_result_rows, "most rows one HTTP API query may return");
+  t.Bind("max_result_bytes", &max_result_bytes, "most bytes one HTTP API query result may hold");
   t.Bind("log_retain_entries", &log_retain_entries,
          "entries the log keeps for catch-up; older ones need a snapshot");
   t.Bind("log_retain_bytes", &log_retain_bytes, "payload bytes the log keeps for catch-up");

@@ -57,6 +57,14 @@ struct DirectorConfig {
   std::optional<vservice::VirtualServiceTable> services;
   uint32_t nat_connect_timeout_ms = 2000;  // nat: a connect slower than this is redispatched
   uint32_t udp_session_timeout_s = 300;    // UDP nat sessions (ipvsadm --set udp)
+  // The rqlite-compatible HTTP API (DESIGN §9a), served with or without replication.
+  std::string http_listen = "127.0.0.1";
+  uint16_t http_port = 7400;
+  std::string http_auth;  // rqlite users file; required when http_listen is not loopback
+  int64_t http_max_body = 8ll << 20;          // request body bytes; more is 413
+  uint32_t http_request_timeout_ms = 10000;   // a request must arrive whole within this
+  uint32_t max_result_rows = 1000000;         // rows of one query result; more is an error
+  int64_t max_result_bytes = 128ll << 20;     // encoded bytes of one query result
 
   // Registers every field on `table` (section "director"); the [[service]] tables of the same
   // file are left to LoadServicesToml (service_store.h).

@@ -25,6 +25,7 @@ namespace vsc::director {
 struct ReadCandidate {
   std::string id;
   sockaddr_in sql{};       // the replica's "sql-udp" endpoint
+  sockaddr_in sql_tcp{};   // its "sql-tcp" endpoint (sin_port 0: it offers none)
   bool eligible = false;   // ACTIVE, in sync with the stream, window not full
   uint64_t applied_seq = 0;
   double load = 0;         // lower is better: reads sent recently plus reported in-flight work

@@ -49,6 +49,17 @@ const proto::Endpoint* FindEndpoint(const proto::Register& reg, std::string_view
   return nullptr;
 }
 
+// The endpoint's IPv4 address; sin_port 0 when absent or not an IPv4 literal.
+sockaddr_in EndpointAddress(const proto::Endpoint* e) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  if (e != nullptr && e->port() != 0 && e->port() <= 65535 &&
+      inet_pton(AF_INET, e->host().c_str(), &sa.sin_addr) == 1) {
+    sa.sin_port = htons(static_cast<uint16_t>(e->port()));
+  }
+  return sa;
+}
+
 // What a new log records from schema_db: its schema and the checksum of its content (seq 0).
 struct Bootstrap {
   std::vector<std::string> ddl;
@@ -241,6 +252,7 @@ void Replicator::Attach(const proto::Register& reg, const Admission& admission,
     r.http_host = http->host();
     r.http_port = static_cast<uint16_t>(http->port());
   }
+  r.sql_tcp = EndpointAddress(FindEndpoint(reg, "sql-tcp"));
   if (const auto* sql = FindEndpoint(reg, "sql-udp")) {
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
@@ -395,6 +407,7 @@ void Replicator::Decide(std::vector<replication::Decision> decisions) {
       resp.set_epoch(sequencer_->epoch());
       resp.set_code(d.result.code);
       resp.set_rows_changed(d.result.rows_changed);
+      AddStatementOutcomes(d.result, resp);
       if (d.unacknowledged) {
         resp.set_ok(false);
         resp.set_code(kWriteUnknown);
@@ -846,6 +859,7 @@ std::vector<ReadCandidate> Replicator::ReadCandidates() const {
     ReadCandidate c;
     c.id = id;
     c.sql = r.sql;
+    c.sql_tcp = r.sql_tcp;
     c.applied_seq = r.acked_seq;
     const membership::ServerRecord* rec = plane_.membership().Find(id);
     c.eligible = r.state == ReplicationState::kInSync && !r.window.full() && rec != nullptr &&

@@ -181,6 +181,7 @@ class Replicator {
   // Replicas that can take reads now (load left 0 except reported in-flight work).
   std::vector<ReadCandidate> ReadCandidates() const;
   uint64_t last_seq() const { return sequencer_->last_seq(); }
+  uint64_t committed_seq() const { return committed_seq_; }
   ReplicationStatus GetStatus() const;
   const ReplicatorCounters& counters() const { return counters_; }
 
@@ -203,6 +204,7 @@ class Replicator {
     std::string http_host;
     uint16_t http_port = 0;
     sockaddr_in sql{};
+    sockaddr_in sql_tcp{};  // sin_port 0 when the replica offers no TCP read path
     bool has_sql = false;
     bool snapshot_sent = false;
     std::string snapshot_peer;

@@ -311,6 +311,20 @@ void ServiceJsonSeeds() {
   Write("service_json_fuzz", "server", ServerToJson(rs, d).dump());
 }
 
+// The HTTP API's bodies: mode byte 0 = JSON, 1 = text/plain, 2 = SQL for ParameterSlots.
+void SqlHttpSeeds() {
+  const std::string t = "sql_http_body_fuzz";
+  Write(t, "forms", std::string(1, '\0') +
+                        R"j(["CREATE TABLE foo (id integer primary key, name text)",)j"
+                        R"j(["INSERT INTO foo(name, age) VALUES(?, ?)", "fiona", 20],)j"
+                        R"j(["INSERT INTO foo(name) VALUES(:name)", {"name": "x"}], ["SELECT 1"]])j");
+  Write(t, "types", std::string(1, '\0') +
+                        R"j([["X", 1, 1.5, true, null, "x'0aff'", [1, 2, 255], 18446744073709551615]])j");
+  Write(t, "bad_named", std::string(1, '\0') + R"j([["SELECT :a, ?", {"a": 1, "b": 2}]])j");
+  Write(t, "text_plain", std::string(1, '\1') + "SELECT * FROM foo WHERE id = 1");
+  Write(t, "slots", std::string(1, '\2') + "SELECT ?3, :a, @b, $c, '?', \"?\", [?] -- ?\n/* ? */ ?");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -324,6 +338,7 @@ int main(int argc, char** argv) {
   SplitterSeeds();
   StatementSeeds();
   SnapshotSeeds();
+  SqlHttpSeeds();
   HeartbeatSeeds();
   SessionSeeds();
   WriteSeeds();

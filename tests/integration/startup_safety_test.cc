@@ -35,7 +35,8 @@ uint64_t LogEpoch(const std::string& path) {
 std::vector<std::string> DirectorArgs(const std::string& key_file) {
   return {"director", "--key-file",       key_file, "--lookup-port", "0", "--control-port",
           "0",        "--heartbeat-port", "0",      "--admin-port",  "0", "--write-port",
-          "0",        "--sql-port",       "0",      "--workers",     "1"};
+          "0",        "--sql-port",       "0",      "--workers",     "1",
+          "--http-port", "0"};
 }
 
 // Replaces the value that follows `flag` in `args`.

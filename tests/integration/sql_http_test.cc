@@ -1,0 +1,323 @@
+// The rqlite-compatible HTTP API end to end (issue 8, DESIGN §9a): a director and 3 real
+// servers as processes on 127.0.0.1, driven with curl (a real HTTP client, as a user would) and
+// with rqlite's own JavaScript client (rqlite-js from npm, run by Node: tests/integration/
+// sql_http/rqlite_js_check.mjs). Each replica's database file is opened directly to check that
+// a failed transaction applied nothing anywhere.
+#include <poll.h>
+#include <sqlite3.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "common/unique_fd.h"
+#include "integration/cluster_harness.h"
+#include "net/endpoint.h"
+
+#ifndef VSC_SOURCE_DIR
+#error "VSC_SOURCE_DIR must name the source tree (set by tests/integration/CMakeLists.txt)"
+#endif
+
+namespace vsc::integration {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr int kServers = 3;
+constexpr uint32_t kMaxRows = 100000;
+
+struct Run {
+  int exit = -1;
+  std::string out;
+};
+
+Run Shell(const std::string& command) {
+  Run r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+struct Http {
+  int status = 0;
+  std::string body;
+  json Json() const { return json::parse(body, nullptr, false); }
+};
+
+class SqlHttpTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ASSERT_FALSE(SharedDbPath().empty()); }
+
+  void TearDown() override {
+    if (cluster_) cluster_->Stop();
+    if (HasFailure()) {
+      std::printf("work directory kept: %s\n", work_dir_.c_str());
+    } else if (!work_dir_.empty()) {
+      std::error_code ec;
+      fs::remove_all(work_dir_, ec);
+    }
+  }
+
+  void StartCluster(bool replication = true) {
+    work_dir_ = MakeTempDir("vsc-sqlhttp-");
+    bench::LocalClusterOptions o;
+    o.vsc_binary = VSC_BINARY;
+    o.work_dir = work_dir_;
+    o.db_path = SharedDbPath();
+    o.real_servers = replication ? kServers : 1;
+    o.heartbeat_interval_ms = 100;
+    o.replication = replication;
+    o.director_extra_args = {"--max-result-rows",         std::to_string(kMaxRows),
+                             "--http-request-timeout-ms", "1000",
+                             "--http-max-body",           std::to_string(4 << 20)};
+    auto c = bench::LocalCluster::Start(o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString() << " (logs in " << work_dir_ << ")";
+    cluster_ = std::move(c).value();
+    ASSERT_NE(cluster_->http_port(), 0) << "no http_port in the director's ready file";
+    ASSERT_TRUE(cluster_->WaitAllActive(20s).ok());
+    if (replication) {
+      ASSERT_TRUE(WaitUntil([&] { return Get("/readyz").status == 200; }, 30s, 20ms))
+          << Get("/readyz").body;
+    }
+  }
+
+  std::string Url(const std::string& target) const {
+    return "http://127.0.0.1:" + std::to_string(cluster_->http_port()) + target;
+  }
+
+  // curl with the body from a file (any size, any bytes); the status comes after the body.
+  Http Curl(const std::string& method, const std::string& target, const std::string& body = "",
+            const std::string& content_type = "application/json") {
+    const std::string file = work_dir_ + "/body";
+    std::ofstream(file, std::ios::binary) << body;
+    std::string cmd = "curl -sS -m 30 -o " + work_dir_ + "/out -w '%{http_code}' -X " + method;
+    if (method == "POST") cmd += " -H 'Content-Type: " + content_type + "' --data-binary @" + file;
+    cmd += " '" + Url(target) + "'";
+    Run r = Shell(cmd);
+    Http h;
+    h.status = std::atoi(r.out.c_str());
+    std::ifstream in(work_dir_ + "/out", std::ios::binary);
+    h.body.assign(std::istreambuf_iterator<char>(in), {});
+    return h;
+  }
+  Http Get(const std::string& target) { return Curl("GET", target); }
+  Http Execute(const json& body, const std::string& flags = "") {
+    return Curl("POST", "/db/execute" + flags, body.dump());
+  }
+  Http Query(const json& body, const std::string& flags = "") {
+    return Curl("POST", "/db/query" + flags, body.dump());
+  }
+
+  // COUNT(*) of `table` in replica i's own database file.
+  int64_t CountInReplica(int i, const std::string& table) {
+    sqlite3* db = nullptr;
+    int64_t n = -1;
+    if (sqlite3_open_v2(cluster_->server_db(i).c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+        SQLITE_OK) {
+      sqlite3_busy_timeout(db, 5000);
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(db, ("SELECT COUNT(*) FROM " + table).c_str(), -1, &st, nullptr) ==
+              SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int64(st, 0);
+      }
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return n;
+  }
+
+  std::string work_dir_;
+  std::unique_ptr<bench::LocalCluster> cluster_;
+};
+
+TEST_F(SqlHttpTest, CurlCreatesWritesAndReadsAtEveryLevel) {
+  StartCluster();
+  Http create =
+      Execute({"CREATE TABLE foo (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, b BLOB)"});
+  ASSERT_EQ(create.status, 200) << create.body;
+  EXPECT_EQ(create.Json()["results"], json::parse("[{}]")) << create.body;
+  EXPECT_GT(create.Json().value("seq", 0), 0) << create.body;
+
+  Http ins = Execute(json::parse(R"j([["INSERT INTO foo(name, age) VALUES(?, ?)", "fiona", 20],
+      ["INSERT INTO foo(name, age, b) VALUES(:name, :age, :b)", {"name": "sinead", "age": 21,
+       "b": "x'deadbeef'"}], "INSERT INTO foo(name) VALUES(NULL)"])j"),
+                     "?transaction&timings");
+  ASSERT_EQ(ins.status, 200) << ins.body;
+  json j = ins.Json();
+  EXPECT_EQ(j["results"][0], json::parse(R"j({"last_insert_id":1,"rows_affected":1})j"))
+      << ins.body;
+  EXPECT_EQ(j["results"][1], json::parse(R"j({"last_insert_id":2,"rows_affected":1})j"))
+      << ins.body;
+  EXPECT_TRUE(j.contains("time")) << ins.body;
+  const uint64_t seq = j.value("seq", 0);
+  ASSERT_GT(seq, 0u);
+
+  for (const std::string level : {"none", "weak", "strong"}) {
+    Http q = Get("/db/query?level=" + level + "&min_seq=" + std::to_string(seq) +
+                 "&q=SELECT%20*%20FROM%20foo%20ORDER%20BY%20id");
+    ASSERT_EQ(q.status, 200) << level << ": " << q.body;
+    EXPECT_EQ(q.Json()["results"][0], json::parse(R"j({"columns":["id","name","age","b"],
+                "types":["integer","text","integer","blob"],
+                "values":[[1,"fiona",20,null],[2,"sinead",21,"3q2+7w=="],[3,null,null,null]]})j"))
+        << level << ": " << q.body;
+  }
+  Http assoc = Query(json::parse(R"j([["SELECT name, id FROM foo WHERE age = ?", 20],
+                                     "SELECT COUNT(*) FROM nope"])j"),
+                     "?associative&pretty");
+  ASSERT_EQ(assoc.status, 200) << assoc.body;
+  EXPECT_NE(assoc.body.find("\n    \"results\""), std::string::npos) << "pretty: " << assoc.body;
+  EXPECT_EQ(
+      assoc.Json()["results"],
+      json::parse(R"j([{"types":{"id":"integer","name":"text"},"rows":[{"id":1,"name":"fiona"}]},
+                            {"error":"sql error: no such table: nope"}])j"))
+      << assoc.body;
+  Http status = Get("/status");
+  EXPECT_EQ(status.Json()["store"]["leader"]["node_id"], "director") << status.body;
+  EXPECT_TRUE(Get("/nodes").Json()["director"]["leader"].get<bool>());
+}
+
+TEST_F(SqlHttpTest, AFailingStatementInATransactionAppliesNothingAnywhere) {
+  StartCluster();
+  ASSERT_EQ(Execute({"CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT UNIQUE)"}).status, 200);
+  Http bad = Execute(json::parse(R"j([["INSERT INTO t(v) VALUES(?)", "a"],
+      ["INSERT INTO t(v) VALUES(?)", "b"], ["INSERT INTO t(v) VALUES(?)", "a"],
+      ["INSERT INTO t(v) VALUES(?)", "c"]])j"),
+                     "?transaction");
+  ASSERT_EQ(bad.status, 200) << bad.body;
+  json r = bad.Json()["results"];
+  ASSERT_EQ(r.size(), 3u) << "earlier statements, then the error, nothing after: " << bad.body;
+  EXPECT_NE(r[2].value("error", "").find("UNIQUE constraint failed: t.v"), std::string::npos)
+      << bad.body;
+  // Without transaction each statement stands alone: the failure is in its slot.
+  Http each = Execute(json::parse(R"j([["INSERT INTO t(v) VALUES(?)", "x"],
+      ["INSERT INTO t(v) VALUES(?)", "x"], ["INSERT INTO t(v) VALUES(?)", "y"]])j"));
+  json e = each.Json()["results"];
+  ASSERT_EQ(e.size(), 3u) << each.body;
+  EXPECT_EQ(e[0].value("rows_affected", 0), 1) << each.body;
+  EXPECT_TRUE(e[1].contains("error")) << each.body;
+  EXPECT_EQ(e[2].value("last_insert_id", 0), 2) << each.body;
+  const uint64_t seq = each.Json().value("seq", 0);
+  for (int i = 0; i < kServers; ++i) {
+    ASSERT_TRUE(WaitUntil([&] { return CountInReplica(i, "t") == 2; }, 10s, 20ms))
+        << "replica " << i << " has " << CountInReplica(i, "t") << " rows (seq " << seq << ")";
+  }
+}
+
+TEST_F(SqlHttpTest, LargeResultsAndBlobsStreamWithinTheCap) {
+  StartCluster();
+  ASSERT_EQ(
+      Execute({"CREATE TABLE big (id INTEGER PRIMARY KEY, s TEXT)", "CREATE TABLE blobs (b BLOB)"})
+          .status,
+      200);
+  Http fill =
+      Execute({"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < " +
+               std::to_string(kMaxRows) + ") INSERT INTO big SELECT x, 'row ' || x FROM c"});
+  ASSERT_EQ(fill.status, 200) << fill.body;
+  ASSERT_EQ(fill.Json()["results"][0].value("rows_affected", 0), kMaxRows) << fill.body;
+  Http all = Get("/db/query?q=SELECT%20*%20FROM%20big%20ORDER%20BY%20id");
+  ASSERT_EQ(all.status, 200);
+  json v = all.Json()["results"][0]["values"];
+  ASSERT_EQ(v.size(), kMaxRows) << all.body.substr(0, 300);
+  EXPECT_EQ(v[kMaxRows - 1], json::parse("[100000, \"row 100000\"]"));
+  ASSERT_EQ(Execute({"INSERT INTO big(s) VALUES('one more')"}).status, 200);
+  Http over = Get("/db/query?q=SELECT%20*%20FROM%20big");
+  EXPECT_NE(
+      over.Json()["results"][0].value("error", "").find("result too large: more than 100000 rows"),
+      std::string::npos)
+      << over.body.substr(0, 300);
+}
+
+TEST_F(SqlHttpTest, BadInputIsRefusedInRqlitesFormatAndAppliesNothing) {
+  StartCluster();
+  ASSERT_EQ(Execute({"CREATE TABLE t (id INTEGER PRIMARY KEY)"}).status, 200);
+  auto expect = [&](const Http& h, int status, const std::string& text) {
+    EXPECT_EQ(h.status, status) << h.body;
+    EXPECT_NE(h.body.find(text), std::string::npos) << h.body;
+  };
+  expect(Curl("POST", "/db/execute", "[\"INSERT INTO t VALUES(1)\""), 400, "invalid JSON body");
+  expect(Curl("POST", "/db/execute", "{\"a\": 1}"), 400, "invalid request");
+  expect(Curl("POST", "/db/execute", "[]"), 400, "no statements");
+  expect(Curl("POST", "/db/execute", R"j([["INSERT INTO t VALUES(?)", {"x": {}}]])j"), 400,
+         "unknown parameter");
+  expect(Curl("POST", "/db/execute", R"j([["INSERT INTO t VALUES(?)", [300]]])j"), 400,
+         "unsupported type");
+  json many = json::array();
+  for (int i = 0; i < 1001; ++i) many.push_back("INSERT INTO t VALUES(" + std::to_string(i) + ")");
+  expect(Curl("POST", "/db/execute", many.dump()), 400, "too many statements (1001)");
+  expect(Curl("POST", "/db/execute", std::string(5 << 20, ' ')), 413, "");
+  expect(Curl("GET", "/db/execute"), 405, "");
+  expect(Curl("GET", "/nowhere"), 404, "");
+  expect(Curl("GET", "/db/query?q="), 400, "query parameter not set");
+  expect(Curl("GET", "/db/query?q=SELECT%201&freshness=soon"), 400,
+         "freshness is not a valid duration");
+  expect(Curl("POST", "/db/execute?queue", "[\"INSERT INTO t VALUES(5)\"]"), 400, "not supported");
+  expect(Curl("POST", "/db/load", "x"), 501, "not supported");
+
+  // Slowloris: a request trickled a byte at a time is closed once the request timeout passes.
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in sa = net::ToSockaddr(
+      asio::ip::udp::endpoint(asio::ip::make_address_v4("127.0.0.1"), cluster_->http_port()));
+  ASSERT_EQ(connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  const std::string slow = "POST /db/execute HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n";
+  const auto started = std::chrono::steady_clock::now();
+  bool closed = false;
+  // One byte, then up to 100 ms waiting for the server to close (poll: a condition, not a nap).
+  for (size_t i = 0; i < 100 && !closed; ++i) {
+    if (send(fd.get(), &slow[i % slow.size()], 1, MSG_NOSIGNAL) != 1) break;
+    pollfd p{fd.get(), POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) {
+      char c;
+      const ssize_t n = recv(fd.get(), &c, 1, MSG_DONTWAIT);
+      closed = n == 0 || (n < 0 && errno != EAGAIN);
+    }
+  }
+  closed = closed || send(fd.get(), "x", 1, MSG_NOSIGNAL) != 1;
+  EXPECT_TRUE(closed) << "a trickling client was never closed";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+  for (int i = 0; i < kServers; ++i) EXPECT_EQ(CountInReplica(i, "t"), 0) << "replica " << i;
+}
+
+TEST_F(SqlHttpTest, ReplicationOffSaysSoOnEveryDataPath) {
+  StartCluster(/*replication=*/false);
+  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/db/execute"}, {"GET", "/db/query?q=SELECT%201"}, {"POST", "/db/request"}}) {
+    Http h = Curl(method, target, "[\"SELECT 1\"]");
+    EXPECT_EQ(h.status, 503) << target;
+    EXPECT_NE(h.body.find("replication is not enabled on this director"), std::string::npos)
+        << target << ": " << h.body;
+  }
+}
+
+// rqlite's own JavaScript client from npm, run by Node against the director.
+TEST_F(SqlHttpTest, RqliteJsClientWorksUnchanged) {
+  const std::string dir = std::string(VSC_BINARY_DIR) + "/rqlite-js";
+  const std::string src = std::string(VSC_SOURCE_DIR) + "/tests/integration/sql_http";
+  if (!fs::exists(dir + "/node_modules/rqlite-js")) {
+    fs::create_directories(dir);
+    fs::copy_file(src + "/package.json", dir + "/package.json",
+                  fs::copy_options::overwrite_existing);
+    Run npm = Shell("cd '" + dir + "' && npm install --no-audit --no-fund --loglevel=error");
+    ASSERT_EQ(npm.exit, 0) << "npm could not install rqlite-js (does npm reach its registry? "
+                              "run scripts/install-deps): "
+                           << npm.out;
+  }
+  StartCluster();
+  Run node =
+      Shell("cd '" + dir + "' && NODE_PATH='" + dir + "/node_modules' timeout 60 node '" + src +
+            "/rqlite_js_check.mjs' " + Url("") + " " + std::to_string(cluster_->director_pid()));
+  EXPECT_EQ(node.exit, 0) << node.out;
+  std::printf("%s", node.out.c_str());
+}
+
+}  // namespace
+}  // namespace vsc::integration
