@@ -4,10 +4,14 @@
 
 #include <optional>
 
+#include "proto/envelope.h"
+
 namespace vsc::realserver {
 namespace {
 
 constexpr int kProgressEvery = 1000;  // VM steps between progress-handler calls
+// A row larger than the page target goes in a page of its own, up to what one envelope carries.
+constexpr size_t kMaxRowBytes = proto::kMaxBodyBytes - 16 * 1024;
 
 int OnProgress(void* arg) {
   auto* budget = static_cast<int64_t*>(arg);
@@ -323,9 +327,9 @@ void SqlReader::RunPaged(const proto::ReadRequest& req, const std::string& repli
                                  : std::to_string(max_bytes) + " bytes") +
                 " (the configured cap); narrow the query, page it with LIMIT/OFFSET, or raise "
                 "max_result_rows / max_result_bytes";
-      } else if (n > limits.page_bytes) {
-        error = "a row of " + std::to_string(n) + " bytes is larger than a page (" +
-                std::to_string(limits.page_bytes) + " bytes); select fewer or smaller columns";
+      } else if (n > kMaxRowBytes) {
+        error = "a row of " + std::to_string(n) + " bytes is larger than one page can carry (" +
+                std::to_string(kMaxRowBytes) + " bytes); select fewer or smaller columns";
       }
     }
     if (!error.empty()) {
