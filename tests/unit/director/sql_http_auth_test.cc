@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "director/sql_http_json.h"
 
 namespace vsc::director {
@@ -41,7 +43,7 @@ TEST(HttpUsersTest, ABadFileSaysWhatIsWrong) {
 }
 
 TEST(HttpUsersTest, Base64DecodeInvertsBase64) {
-  for (std::string s :
+  for (const std::string& s : std::vector<std::string>
        {"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\0\xff", 2)}) {
     auto back = Base64Decode(Base64(s));
     ASSERT_TRUE(back.has_value()) << s;
