@@ -59,7 +59,7 @@ struct DirectorConfig {
   uint32_t udp_session_timeout_s = 300;    // UDP nat sessions (ipvsadm --set udp)
   // The rqlite-compatible HTTP API (DESIGN §9a), served with or without replication.
   std::string http_listen = "127.0.0.1";
-  uint16_t http_port = 7400;
+  uint16_t http_port = 4001;  // rqlite's own default, so its clients find it
   std::string http_auth;  // rqlite users file; required when http_listen is not loopback
   int64_t http_max_body = 8ll << 20;          // request body bytes; more is 413
   uint32_t http_request_timeout_ms = 10000;   // a request must arrive whole within this
