@@ -76,7 +76,9 @@ std::pair<int, std::string> RunSql(const std::string& dir, const std::string& di
 }
 
 // A TCP port on 127.0.0.1 that nothing listens on (bound once, then released).
-uint16_t ClosedPort() {
+// A TCP port that refuses connections for as long as `holder` lives: bound, never listening, so
+// that no other process (the tests run beside each other) can take the number meanwhile.
+uint16_t ClosedPort(UniqueFd& holder) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -87,6 +89,7 @@ uint16_t ClosedPort() {
     ADD_FAILURE() << "cannot bind a probe socket";
     return 0;
   }
+  holder = std::move(fd);
   return ntohs(a.sin_port);
 }
 
@@ -181,7 +184,8 @@ TEST_F(IdentityTest, SqlWithTheWrongKeySaysSoForWritesAndNamesBothCausesForReads
 
 TEST(AgentMessagesTest, AnAgentThatCannotReachTheDirectorSaysSoWithItsAddressAndKeepsSaying) {
   const std::string dir = MakeTempDir("vsc-identity");
-  const uint16_t port = ClosedPort();
+  UniqueFd holder;
+  const uint16_t port = ClosedPort(holder);
   ASSERT_NE(port, 0);
   auto rs = SpawnRealServer(dir, "lonely", "rs1", WriteWrongKey(dir), port);
   ASSERT_TRUE(rs.ok()) << rs.status().ToString();

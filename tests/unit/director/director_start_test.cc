@@ -40,7 +40,7 @@ void MakeSchemaDb(const std::string& path) {
 DirectorConfig Config(const std::string& dir, const std::string& schema_db) {
   DirectorConfig c;
   c.lookup_port = c.control_port = c.heartbeat_port = c.admin_port = 0;
-  c.write_port = c.sql_port = c.http_port = 0;
+  c.write_port = c.sql_port = c.http_port = c.ring_port = 0;
   c.workers = 1;
   c.log_file = dir + "/director-log.db";
   c.schema_db = schema_db;
@@ -162,7 +162,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Occupied{"admin", &DirectorConfig::admin_port, false},
                       Occupied{"write", &DirectorConfig::write_port, false},
                       Occupied{"sql", &DirectorConfig::sql_port, true},
-                      Occupied{"http", &DirectorConfig::http_port, false}),
+                      Occupied{"http", &DirectorConfig::http_port, false},
+                      Occupied{"ring", &DirectorConfig::ring_port, false}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST_F(DirectorStartTest, BadSchemaDbCreatesNoLog) {
