@@ -126,7 +126,7 @@ class NatPeersTest : public ::testing::Test {
   void SetUp() override {
     for (const char* tool : {kNginx, kDnsmasq, kDig, kCurl}) {
       if (!std::filesystem::exists(tool)) {
-        GTEST_SKIP() << tool << " is not installed; run scripts/install-deps";
+        FAIL() << tool << " is not installed; run scripts/install-deps (make test does)";
       }
     }
     vip_port_ = FreePort("127.0.0.1");
