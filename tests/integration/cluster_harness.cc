@@ -119,16 +119,6 @@ std::string MakeTempDir(const std::string& prefix) {
   return buf.data();
 }
 
-bool WaitUntil(const std::function<bool()>& ready, Duration timeout, Duration every) {
-  RealClock clock;
-  const TimePoint deadline = clock.Now() + timeout;
-  for (;;) {
-    if (ready()) return true;
-    if (clock.Now() >= deadline) return false;
-    ::poll(nullptr, 0, PollMillis(every));
-  }
-}
-
 Result<double> MetricValue(const std::string& metrics_text, const std::string& series) {
   std::istringstream in(metrics_text);
   std::string line;

@@ -10,6 +10,8 @@
 // process anyway: PR_SET_PDEATHSIG).
 #pragma once
 
+#include "support/wait_until.h"
+
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
@@ -62,10 +64,7 @@ const Oracle& SharedOracle();
 // A fresh directory under $TMPDIR (or /tmp), created with mkdtemp.
 std::string MakeTempDir(const std::string& prefix);
 
-// Polls `ready` until it returns true or `timeout` passes; pauses `every` between polls. Returns
-// whether it became true. For waiting on a condition only, never to pass time.
-bool WaitUntil(const std::function<bool()>& ready, Duration timeout,
-               Duration every = std::chrono::milliseconds(5));
+using test_support::WaitUntil;  // support/wait_until.h
 
 // Whether every thread of process `pid` is stopped ('T' in /proc/PID/task/*/stat). SIGSTOP
 // reaches a multi-threaded process through one thread, which stops the others only when it next

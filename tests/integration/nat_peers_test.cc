@@ -21,6 +21,7 @@
 #include "common/subprocess.h"
 #include "director/director.h"
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace vsc::director {
 namespace {
@@ -58,15 +59,6 @@ std::string Shell(const std::string& command) {
   return out;
 }
 
-bool Eventually(const std::function<bool()>& done, milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(20));  // polling a condition, not waiting for it
-  }
-  return true;
-}
-
 // One nginx answering `body` on host:port, its configuration in its own directory.
 class Nginx {
  public:
@@ -90,7 +82,8 @@ class Nginx {
     auto p = Subprocess::Spawn(o);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     proc_.emplace(std::move(p).value());
-    ASSERT_TRUE(Eventually([&] { return Connectable(); }, milliseconds(10000)))
+    ASSERT_TRUE(test_support::WaitUntil([&] { return Connectable(); }, milliseconds(10000),
+                                        milliseconds(20)))
         << "nginx on " << host_ << ":" << port_ << " did not start; see " << dir_;
   }
   void Kill() {
@@ -241,9 +234,11 @@ TEST_F(NatPeersTest, KilledBackendIsRedispatchedMarkedDownAndComesBack) {
               static_cast<long long>(down_after_ms.load()), static_cast<long long>(bound_ms));
 
   ASSERT_NO_FATAL_FAILURE(b_->Start());
-  ASSERT_TRUE(Eventually([&] { return Dest(Tcp(), b_->addr()).usable; },
-                         std::chrono::duration_cast<milliseconds>(check.delay_loop * 2)));
-  EXPECT_TRUE(Eventually([&] { return Curl() == "backend-b\n"; }, milliseconds(5000)));
+  ASSERT_TRUE(test_support::WaitUntil(
+      [&] { return Dest(Tcp(), b_->addr()).usable; },
+      std::chrono::duration_cast<milliseconds>(check.delay_loop * 2), milliseconds(20)));
+  EXPECT_TRUE(test_support::WaitUntil([&] { return Curl() == "backend-b\n"; }, milliseconds(5000),
+                                      milliseconds(20)));
 }
 
 TEST_F(NatPeersTest, WeightZeroQuiescesAndTheSorryServerAnswersWhenNoneIsLeft) {
@@ -288,7 +283,8 @@ TEST_F(NatPeersTest, UdpNatInFrontOfDnsmasq) {
   ASSERT_NO_FATAL_FAILURE(StartDirector(std::move(t)));
   const std::string dig = std::string(kDig) + " @127.0.0.1 -p " + std::to_string(vip_port_) +
                           " vsc.test +short +time=1 +tries=1";
-  ASSERT_TRUE(Eventually([&] { return Shell(dig) == "10.9.8.7\n"; }, milliseconds(10000)))
+  ASSERT_TRUE(test_support::WaitUntil([&] { return Shell(dig) == "10.9.8.7\n"; },
+                                      milliseconds(10000), milliseconds(20)))
       << Shell(dig);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(Shell(dig), "10.9.8.7\n");
   const DestRuntime d = Dest(udp, At("127.0.0.2", dns_port));
