@@ -20,9 +20,15 @@ bool GroupBuffer::Insert(uint64_t seq, ClipBytes bytes) {
     Evict();
     return true;
   }
-  // An older clip that arrived late (copies of one group may overtake each other): stored in
-  // its place unless held already or older than everything the bounds keep.
-  if (clips_.empty() || seq < clips_.front().seq) return false;
+  // An older clip that arrived late (copies of one group may overtake each other, and older
+  // clips restored to a new successor follow the live ones): stored in its place unless held
+  // already, or older than everything held while the bounds are reached (it would be the
+  // first dropped).
+  if (clips_.empty()) return false;
+  if (seq < clips_.front().seq &&
+      (clips_.size() + 1 > limits_.max_clips || bytes_ + bytes->size() > limits_.max_bytes)) {
+    return false;
+  }
   auto it = std::lower_bound(clips_.begin(), clips_.end(), seq,
                              [](const StoredClip& c, uint64_t s) { return c.seq < s; });
   if (it != clips_.end() && it->seq == seq) return false;

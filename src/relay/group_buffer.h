@@ -37,7 +37,7 @@ class GroupBuffer {
   // A copy from the owner, or a clip handed over, under the owner's seq: a later seq after a
   // gap is stored (the gap is what the owner dropped, or a copy still on its way), an older
   // one not held yet is stored in its place. False for seq 0, a seq held already, and one
-  // older than every clip held (the bounds would drop it at once).
+  // older than every clip held when the bounds are reached (they would drop it at once).
   bool Insert(uint64_t seq, ClipBytes bytes);
 
   // The clips with seq > since, oldest first, at most `max`.

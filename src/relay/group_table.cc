@@ -69,6 +69,17 @@ uint64_t GroupTable::Visible(const std::string& group) const {
   return g == nullptr ? 0 : g->visible;
 }
 
+bool GroupTable::Pending(const std::string& group) const {
+  const Group* g = Find(group);
+  return g != nullptr && g->buffer.last_seq() > g->visible;
+}
+
+std::vector<StoredClip> GroupTable::Held(const std::string& group) const {
+  const Group* g = Find(group);
+  if (g == nullptr) return {};
+  return g->buffer.Since(0, g->buffer.size());
+}
+
 Status GroupTable::Subscribe(const std::string& group, SubscriberId id) {
   VSC_ASSIGN_OR_RETURN(Group * g, FindOrCreate(group));
   if (g->subscribers.size() >= limits_.max_subscribers) {

@@ -47,6 +47,12 @@ class GroupTable {
                                 bool* gone = nullptr) const;
   // The highest visible seq of the group (0 when it has none).
   uint64_t Visible(const std::string& group) const;
+  // True while one of the group's clips is appended but not visible yet (its copies are under
+  // way): a handoff of the group waits until it is not.
+  bool Pending(const std::string& group) const;
+  // Every clip held, visible or not, oldest first: to restore copies on a new successor (a
+  // clip still pending here becomes visible here too, whatever its copies do).
+  std::vector<StoredClip> Held(const std::string& group) const;
 
   Status Subscribe(const std::string& group, SubscriberId id);
   void Unsubscribe(const std::string& group, SubscriberId id);

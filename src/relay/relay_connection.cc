@@ -21,8 +21,16 @@ asio::awaitable<std::vector<Frame>> RunCopy(RelayWorker* shard, Frame request) {
   co_return shard->Copy(std::move(request));
 }
 
-asio::awaitable<std::vector<Frame>> RunArc(RelayWorker* shard, ring::Arc arc) {
-  co_return shard->ClipsInArc(arc);
+// In an optional: co_spawn's result must be default-constructible.
+asio::awaitable<std::optional<Result<std::vector<Frame>>>> RunHandOver(RelayWorker* shard,
+                                                                       ring::Arc arc,
+                                                                       uint64_t version) {
+  co_return shard->HandOverArc(arc, version);
+}
+
+asio::awaitable<void> RunCount(RelayWorker* shard, size_t clips) {
+  shard->CountHandedOver(clips);
+  co_return;
 }
 
 asio::awaitable<std::vector<Frame>> RunSubscribe(RelayWorker* shard, Frame request, SubscriberId id,
@@ -256,11 +264,21 @@ asio::awaitable<void> Connection::HandOver(std::shared_ptr<Connection> self, Fra
   const ring::Arc arc{GetBigEndian(request.payload.data(), 8),
                       GetBigEndian(request.payload.data() + 8, 8)};
   std::vector<Frame> frames;
+  std::vector<size_t> counts;
   for (size_t i = 0; i < node.workers(); ++i) {
     RelayWorker* shard = &node.worker(i);
-    std::vector<Frame> part =
-        co_await asio::co_spawn(shard->io(), RunArc(shard, arc), asio::use_awaitable);
-    std::move(part.begin(), part.end(), std::back_inserter(frames));
+    Result<std::vector<Frame>> part = *co_await asio::co_spawn(
+        shard->io(), RunHandOver(shard, arc, request.version), asio::use_awaitable);
+    if (!part.ok()) {  // the new owner asks again in a moment
+      self->Send(RefusalFrame(request, Refusal::kUnavailable,
+                              "handoff: " + std::string(part.status().message())));
+      co_return;
+    }
+    counts.push_back(part->size());
+    std::move(part->begin(), part->end(), std::back_inserter(frames));
+  }
+  for (size_t i = 0; i < counts.size(); ++i) {
+    asio::co_spawn(node.worker(i).io(), RunCount(&node.worker(i), counts[i]), asio::detached);
   }
   Frame done;
   done.type = Type::kDone;
@@ -289,7 +307,7 @@ asio::awaitable<void> Connection::Forward(std::shared_ptr<Connection> self, Fram
   // director's next table says who owns it.
   if (HoldsCopies(*view, ring::KeyId(request.key), w.node().options().replicas)) {
     w.counters().takeovers.Add();
-    co_await Serve(self, std::move(request));
+    co_await Serve(self, std::move(request), true);
     co_return;
   }
   w.counters().refused.Add();
@@ -301,15 +319,18 @@ asio::awaitable<void> Connection::Forward(std::shared_ptr<Connection> self, Fram
                               "; refresh the ring table and retry"));
 }
 
-asio::awaitable<void> Connection::Serve(std::shared_ptr<Connection> self, Frame request) {
+asio::awaitable<void> Connection::Serve(std::shared_ptr<Connection> self, Frame request,
+                                        bool takeover) {
   RelayNode& node = self->worker_.node();
   RelayWorker* shard = &node.worker(node.ShardOf(request.key));
   const uint64_t id = request.request_id;
   std::vector<Frame> frames;
   switch (request.type) {
     case Type::kPublish:
-      frames = co_await asio::co_spawn(shard->io(), RelayWorker::Publish(shard, std::move(request)),
-                                       asio::use_awaitable);
+      frames = co_await asio::co_spawn(
+          shard->io(),
+          RelayWorker::Publish(shard, std::move(request), self->worker_.view(), takeover),
+          asio::use_awaitable);
       break;
     case Type::kFetch:
       frames = co_await asio::co_spawn(shard->io(), RunFetch(shard, std::move(request)),

@@ -38,8 +38,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   static asio::awaitable<void> Handle(std::shared_ptr<Connection> self, Frame request);
-  // The group's request, served by this node: on the group's worker.
-  static asio::awaitable<void> Serve(std::shared_ptr<Connection> self, Frame request);
+  // The group's request, served by this node: on the group's worker. `takeover`: for an owner
+  // that cannot be reached (relay_worker.h Publish).
+  static asio::awaitable<void> Serve(std::shared_ptr<Connection> self, Frame request,
+                                     bool takeover = false);
   // A peer's FETCH with kHandoffCode: every clip of the arc, from every shard.
   static asio::awaitable<void> HandOver(std::shared_ptr<Connection> self, Frame request);
   static asio::awaitable<void> Forward(std::shared_ptr<Connection> self, Frame request,

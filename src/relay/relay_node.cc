@@ -54,6 +54,7 @@ Status RelayNode::SetTable(std::span<const uint8_t> table) {
   if (!decoded.ok()) return decoded.status().Annotate("ring table from the director");
   RingViewPtr view;
   std::vector<Handoff> fresh;  // handoffs this table starts
+  std::vector<CopyOrder> copies;
   {
     std::lock_guard lock(view_mu_);
     if (decoded->version() < view_->ring.version()) return Status::Ok();  // an older table
@@ -63,6 +64,7 @@ Status RelayNode::SetTable(std::span<const uint8_t> table) {
                                        [&](const Handoff& old) { return old.state == h.state; });
       if (!carried) fresh.push_back(h);
     }
+    copies = PlanCopies(view_->ring, *decoded, options_.name, options_.replicas);
     view =
         MakeRingView(std::move(decoded).value(), std::vector<uint8_t>(table.begin(), table.end()),
                      options_.name, std::move(handoffs));
@@ -79,6 +81,10 @@ Status RelayNode::SetTable(std::span<const uint8_t> table) {
     spdlog::info("relay {}: pulling arc ({}, {}] from {} before serving it", options_.name,
                  ring::IdHex(h.arc.start), ring::IdHex(h.arc.end), h.from);
     asio::co_spawn(puller->io(), RelayWorker::PullArc(puller, std::move(h), view), asio::detached);
+  }
+  for (CopyOrder& order : copies) {
+    asio::co_spawn(puller->io(), RelayWorker::RestoreCopies(puller, std::move(order), view),
+                   asio::detached);
   }
   return Status::Ok();
 }
@@ -110,6 +116,7 @@ std::string RelayNode::RenderMetrics() const {
       {"refused", &RelayCounters::refused},
       {"takeover", &RelayCounters::takeovers},
       {"handed_over", &RelayCounters::handed_over},
+      {"restored", &RelayCounters::restored},
       {"dropped_slow", &RelayCounters::dropped_slow},
       {"peer_auth_failure", &RelayCounters::peer_auth_failures},
   };

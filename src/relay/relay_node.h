@@ -59,6 +59,7 @@ struct RelayCounters {
   Counter refused;       // REFUSED answers, any reason
   Counter takeovers;     // requests served for an unreachable owner
   Counter handed_over;   // clips copied to a new owner after a join
+  Counter restored;      // clips copied to a new successor after a ring change
   Counter dropped_slow;  // subscribers dropped for a full backlog
   Counter peer_auth_failures;
 };

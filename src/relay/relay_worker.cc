@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <asio/experimental/as_tuple.hpp>
+#include <iterator>
 #include <limits>
 
 #include "common/big_endian.h"
@@ -93,8 +94,21 @@ std::shared_ptr<PeerLink> RelayWorker::Link(const ring::Member& m) {
   return link;
 }
 
-asio::awaitable<std::vector<Frame>> RelayWorker::Publish(RelayWorker* self, Frame request) {
+asio::awaitable<std::vector<Frame>> RelayWorker::Publish(RelayWorker* self, Frame request,
+                                                         RingViewPtr decided, bool takeover) {
   const std::string group = request.key;
+  const RingViewPtr view =
+      decided != nullptr && decided->ring.version() > self->view_->ring.version()
+          ? std::move(decided)
+          : self->view_;
+  if (!takeover && view->member()) {
+    // The connection routed with an older view, or the arc was handed over meanwhile.
+    const size_t owner = view->ring.SuccessorIndex(ring::KeyId(group));
+    if (owner != view->self) {
+      co_return std::vector<Frame>{MemberFrame(Type::kMoved, request.request_id,
+                                               view->ring.version(), view->ring.member(owner))};
+    }
+  }
   auto bytes = std::make_shared<const std::vector<uint8_t>>(std::move(request.payload));
   auto seq = self->groups_.Append(group, bytes);
   if (!seq.ok()) {
@@ -103,7 +117,6 @@ asio::awaitable<std::vector<Frame>> RelayWorker::Publish(RelayWorker* self, Fram
   }
   self->counters_.publishes.Add();
   // Copies first: the clip is acked, and seen by subscribers, only once it survives its owner.
-  const RingViewPtr view = self->view_;
   size_t others = 0, copied = 0;
   std::string failures;
   for (size_t i : view->ring.SuccessorList(ring::KeyId(group), self->node_.options().replicas)) {
@@ -223,15 +236,34 @@ void RelayWorker::Deliver(const std::string& group, const std::vector<StoredClip
   }
 }
 
-std::vector<Frame> RelayWorker::ClipsInArc(const ring::Arc& arc) {
+Result<std::vector<Frame>> RelayWorker::HandOverArc(const ring::Arc& arc, uint64_t version) {
+  if (view_->ring.version() < version) {
+    return Unavailable("worker " + std::to_string(index_) + " routes with ring version " +
+                       std::to_string(view_->ring.version()) + ", not " + std::to_string(version) +
+                       " yet; ask again");
+  }
   std::vector<Frame> out;
   for (const std::string& group : groups_.Groups()) {
     if (!arc.Contains(ring::KeyId(group))) continue;
+    if (groups_.Pending(group)) {
+      return Unavailable("a clip of group '" + group + "' is still being copied; ask again");
+    }
     for (const StoredClip& c : groups_.Fetch(group, 0, std::numeric_limits<size_t>::max())) {
       out.push_back(ClipFrame(0, group, c));
     }
   }
-  counters_.handed_over.Add(out.size());
+  return out;
+}
+
+std::vector<Frame> RelayWorker::HeldInArc(const ring::Arc& arc) {
+  std::vector<Frame> out;
+  for (const std::string& group : groups_.Groups()) {
+    if (!arc.Contains(ring::KeyId(group))) continue;
+    for (const StoredClip& c : groups_.Held(group)) {
+      out.push_back(ClipFrame(0, group, c));
+      out.back().type = Type::kCopy;
+    }
+  }
   return out;
 }
 
@@ -245,6 +277,14 @@ namespace {
 
 asio::awaitable<std::vector<Frame>> RunInsert(RelayWorker* shard, Frame clip) {
   co_return shard->InsertClip(std::move(clip));
+}
+
+asio::awaitable<std::vector<Frame>> RunHeld(RelayWorker* shard, ring::Arc arc) {
+  co_return shard->HeldInArc(arc);
+}
+
+std::string ArcText(const ring::Arc& arc) {
+  return "(" + ring::IdHex(arc.start) + ", " + ring::IdHex(arc.end) + "]";
 }
 
 }  // namespace
@@ -261,10 +301,13 @@ asio::awaitable<void> RelayWorker::PullArc(RelayWorker* self, Handoff handoff, R
   pull.key = "handoff";
   Result<std::vector<Frame>> answer = Unavailable("not asked");
   asio::steady_timer pause(self->io_);
-  // The previous owner answers once it has this ring too (it stops taking the arc's clips).
-  for (int attempt = 0; attempt < 50 && from < view->ring.size(); ++attempt) {
+  // The previous owner answers once it has this ring too (it stops taking the arc's clips)
+  // and every clip of the arc it took before is copied: up to r - 1 peer timeouts.
+  const TimePoint give_up =
+      node.clock().Now() + node.options().replicas * node.options().peer_timeout;
+  while (from < view->ring.size()) {
     answer = co_await PeerLink::Call(self->Link(view->ring.member(from)), pull);
-    if (!answer.ok() || answer->back().type == Type::kDone) break;
+    if (!answer.ok() || answer->back().type == Type::kDone || node.clock().Now() > give_up) break;
     pause.expires_after(std::chrono::milliseconds(20));
     co_await pause.async_wait(asio::use_awaitable);
   }
@@ -276,12 +319,11 @@ asio::awaitable<void> RelayWorker::PullArc(RelayWorker* self, Handoff handoff, R
       co_await asio::co_spawn(shard->io(), RunInsert(shard, std::move(f)), asio::use_awaitable);
       ++clips;
     }
-    spdlog::info("relay {}: took over arc ({}, {}] from {} with {} clip(s)", node.options().name,
-                 ring::IdHex(handoff.arc.start), ring::IdHex(handoff.arc.end), handoff.from, clips);
+    spdlog::info("relay {}: took over arc {} from {} with {} clip(s)", node.options().name,
+                 ArcText(handoff.arc), handoff.from, clips);
   } else {
-    spdlog::warn("relay {}: could not pull arc ({}, {}] from {}: {}; serving the copies held",
-                 node.options().name, ring::IdHex(handoff.arc.start), ring::IdHex(handoff.arc.end),
-                 handoff.from,
+    spdlog::warn("relay {}: could not pull arc {} from {}: {}; serving the copies held",
+                 node.options().name, ArcText(handoff.arc), handoff.from,
                  answer.ok() ? PayloadText(answer->back()) : answer.status().message());
   }
   handoff.state->done = true;
@@ -292,10 +334,47 @@ asio::awaitable<void> RelayWorker::PullArc(RelayWorker* self, Handoff handoff, R
   }
 }
 
+asio::awaitable<void> RelayWorker::RestoreCopies(RelayWorker* self, CopyOrder order,
+                                                 RingViewPtr view) {
+  for (const Handoff& h : view->handoffs) co_await self->AwaitHandoff(h);
+  RelayNode& node = self->node_;
+  std::vector<Frame> copies;
+  for (size_t i = 0; i < node.workers(); ++i) {
+    RelayWorker* shard = &node.worker(i);
+    std::vector<Frame> part =
+        co_await asio::co_spawn(shard->io(), RunHeld(shard, order.arc), asio::use_awaitable);
+    std::move(part.begin(), part.end(), std::back_inserter(copies));
+  }
+  for (const std::string& name : order.to) {
+    const size_t m = view->ring.IndexOf(name);
+    if (m == view->ring.size() || copies.empty()) continue;
+    size_t sent = 0;
+    std::string failure;
+    for (const Frame& copy : copies) {
+      auto answer = co_await PeerLink::Call(self->Link(view->ring.member(m)), copy);
+      if (!answer.ok() || answer->back().type != Type::kCopyAck) {
+        failure = answer.ok() ? PayloadText(answer->back()) : answer.status().message();
+        break;
+      }
+      ++sent;
+    }
+    self->counters_.restored.Add(sent);
+    if (failure.empty()) {
+      spdlog::info("relay {}: copied {} clip(s) of arc {} to its new successor {}",
+                   node.options().name, sent, ArcText(order.arc), name);
+    } else {
+      spdlog::warn(
+          "relay {}: copied {} of {} clip(s) of arc {} to its new successor {}: {}; "
+          "the clips published from now on are copied there",
+          node.options().name, sent, copies.size(), ArcText(order.arc), name, failure);
+    }
+  }
+}
+
 asio::awaitable<void> RelayWorker::AwaitHandoff(const Handoff& h) {
   if (h.state->done) co_return;
   auto timer = std::make_shared<asio::steady_timer>(io_);
-  timer->expires_after(2 * node_.options().peer_timeout);
+  timer->expires_after((node_.options().replicas + 1) * node_.options().peer_timeout);
   waiters_[h.state.get()].push_back(timer);
   co_await timer->async_wait(asio::experimental::as_tuple(asio::use_awaitable));
 }

@@ -51,20 +51,34 @@ class RelayWorker {
   // The shard (this worker owns the request's group). Answers: ACK | REFUSED for a publish,
   // COPY_ACK for a copy, CLIP... DONE | REFUSED for a fetch, CLIP... (the backlog after
   // `seq`) | REFUSED for a subscribe, whose later clips go to `sink`.
-  static asio::awaitable<std::vector<Frame>> Publish(RelayWorker* self, Frame request);
+  // A publish is served with the newer of this shard's view and `decided` (the view the
+  // connection routed with): when that view gives the group to another node — this node handed
+  // its arc over — the answer is MOVED, unless `takeover` (the owner cannot be reached).
+  static asio::awaitable<std::vector<Frame>> Publish(RelayWorker* self, Frame request,
+                                                     RingViewPtr decided, bool takeover);
   std::vector<Frame> Copy(Frame request);
   std::vector<Frame> Fetch(const Frame& request);
   std::vector<Frame> Subscribe(const Frame& request, SubscriberId id, Sink sink);
   void Unsubscribe(const std::string& group, SubscriberId id);
-  // Every clip this shard holds of groups in the arc (start, end], as CLIP frames: for the node
-  // that takes the arc over.
-  std::vector<Frame> ClipsInArc(const ring::Arc& arc);
+  // Every clip this shard holds of groups in the arc (start, end], as CLIP frames, for the node
+  // that takes the arc over at ring `version`. Unavailable (ask again) until this shard routes
+  // with that version — from then on it takes no publish of the arc — and while a publish of
+  // the arc is still being copied, so the clips handed over include every clip acked here.
+  Result<std::vector<Frame>> HandOverArc(const ring::Arc& arc, uint64_t version);
+  void CountHandedOver(size_t clips) { counters_.handed_over.Add(clips); }
+  // Every clip held of groups in the arc, pending ones too, as COPY frames.
+  std::vector<Frame> HeldInArc(const ring::Arc& arc);
   std::vector<Frame> InsertClip(Frame clip);  // a handed-over clip into this shard
 
   // Handoffs (this node took an arc over): pulls the arc's clips from the previous owner into
   // the shards, then marks it done and wakes every worker's waiters. Runs on worker 0.
   static asio::awaitable<void> PullArc(RelayWorker* self, Handoff handoff, RingViewPtr view);
-  // Waits until `h` is done (or twice the peer timeout passed: then the node serves what it has).
+  // After a ring change (PlanCopies): sends the clips this node holds of the order's arc to
+  // each member that joined the arc's successor list, once the view's handoffs are done (the
+  // clips of an arc this node pulled are sent too). Runs on worker 0.
+  static asio::awaitable<void> RestoreCopies(RelayWorker* self, CopyOrder order, RingViewPtr view);
+  // Waits until `h` is done (or r + 1 peer timeouts passed, one more than PullArc tries for:
+  // then the node serves what it has).
   asio::awaitable<void> AwaitHandoff(const Handoff& h);
   void WakeHandoff(const HandoffState* state);
 

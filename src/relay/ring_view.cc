@@ -1,5 +1,7 @@
 #include "relay/ring_view.h"
 
+#include <algorithm>
+
 #include "ring/lookup.h"
 
 namespace vsc::relay {
@@ -26,6 +28,22 @@ std::vector<Handoff> PlanHandoffs(const RingView& before, const ring::Ring& afte
   for (const ring::OwnerMove& m : ring::Diff(before.ring, after)) {
     if (m.to != self || after.IndexOf(m.from) == after.size()) continue;
     out.push_back({m.arc, m.from, std::make_shared<HandoffState>()});
+  }
+  return out;
+}
+
+std::vector<CopyOrder> PlanCopies(const ring::Ring& before, const ring::Ring& after,
+                                  std::string_view self, size_t r) {
+  std::vector<CopyOrder> out;
+  for (const ring::ReplicaChange& c : ring::ReplicaDiff(before, after, r)) {
+    if (c.to.empty() || c.to.front() != self) continue;
+    CopyOrder order{c.arc, {}};
+    for (const std::string& name : c.to) {
+      if (name != self && std::find(c.from.begin(), c.from.end(), name) == c.from.end()) {
+        order.to.push_back(name);
+      }
+    }
+    if (!order.to.empty()) out.push_back(std::move(order));
   }
   return out;
 }

@@ -56,6 +56,19 @@ RingViewPtr MakeRingView(ring::Ring ring, std::vector<uint8_t> table, std::strin
 // unfinished handoffs of `before` that `self` still owns.
 std::vector<Handoff> PlanHandoffs(const RingView& before, const ring::Ring& after,
                                   std::string_view self);
+// Copies to make after a ring change, so that every group again has r copies: for each arc this
+// node owns in `after` whose successor list changed, the members of the new list that were not
+// on the old one (a join put them there, or a leave moved them up). This node sends them the
+// clips it holds of the arc. Empty for the first table (nothing is held yet) and when `self`
+// is not a member of `after`. A node that itself takes the arc over pulls it first (PlanHandoffs)
+// and is never among the targets.
+struct CopyOrder {
+  ring::Arc arc;
+  std::vector<std::string> to;  // member names, in successor-list order
+  bool operator==(const CopyOrder&) const = default;
+};
+std::vector<CopyOrder> PlanCopies(const ring::Ring& before, const ring::Ring& after,
+                                  std::string_view self, size_t r);
 // The unfinished handoff covering key, or nullptr.
 const Handoff* PendingHandoff(const RingView& view, ring::RingId key);
 

@@ -34,17 +34,100 @@ std::vector<uint8_t> Payload(const std::string& group, uint64_t n) {
   return std::vector<uint8_t>(text.begin(), text.end());
 }
 
+// The ring once rs7 joined rs1..rs6 (endpoints play no part in ownership).
+ring::Ring WithASeventhNode() {
+  std::vector<ring::NodeSpec> seven;
+  for (int i = 1; i <= kRingNodes + 1; ++i) {
+    seven.push_back({"rs" + std::to_string(i), {"127.0.0.1", 1}});
+  }
+  return std::move(ring::Ring::Build(1, seven)).value();
+}
+
+// The first group named prefix-0, prefix-1, ... that `wanted` accepts.
+std::string FindGroup(const std::string& prefix,
+                      const std::function<bool(const std::string&)>& wanted) {
+  for (int n = 0;; ++n) {
+    std::string g = prefix + "-" + std::to_string(n);
+    if (wanted(g)) return g;
+  }
+}
+
+// The acks of one group from several talker threads, seq -> bytes; a seq acked twice fails.
+class AckLog {
+ public:
+  void Record(uint64_t seq, std::vector<uint8_t> bytes) {
+    std::lock_guard lock(mu_);
+    EXPECT_TRUE(acked_.emplace(seq, std::move(bytes)).second) << "seq " << seq << " acked twice";
+  }
+  size_t size() {
+    std::lock_guard lock(mu_);
+    return acked_.size();
+  }
+  // Once the talkers are done.
+  const std::map<uint64_t, std::vector<uint8_t>>& acked() const { return acked_; }
+
+ private:
+  std::mutex mu_;
+  std::map<uint64_t, std::vector<uint8_t>> acked_;
+};
+
+// Acked clips missing from `got` or held there with other bytes.
+size_t Missing(const AckLog& log, const std::vector<client::Clip>& got) {
+  std::map<uint64_t, std::vector<uint8_t>> by_seq;
+  for (const client::Clip& c : got) by_seq[c.seq] = c.bytes;
+  size_t missing = 0;
+  for (const auto& [seq, bytes] : log.acked()) {
+    auto it = by_seq.find(seq);
+    missing += it == by_seq.end() || it->second != bytes;
+  }
+  return missing;
+}
+
+// A subscriber of one group, read by the test's thread, and what it heard.
+class Listener {
+ public:
+  Listener(RingClientOptions options, const Clock& clock, const std::string& group)
+      : client_(options, clock), subscription_(client_, group, 0), clock_(clock) {}
+
+  void ListenUntil(const std::function<bool()>& done, Duration limit) {
+    const TimePoint end = clock_.Now() + limit;
+    while (!done() && clock_.Now() < end) {
+      auto clip = subscription_.Next(std::min(end, clock_.Now() + 100ms));
+      ASSERT_TRUE(clip.ok()) << clip.status().ToString();
+      if (clip->has_value()) heard_.push_back(std::move(**clip));
+    }
+  }
+  // Until it heard `seq`; then checks the clips came in strictly increasing seq order.
+  void ListenThrough(uint64_t seq, Duration limit) {
+    ListenUntil([&] { return !heard_.empty() && heard_.back().seq >= seq; }, limit);
+    for (size_t i = 1; i < heard_.size(); ++i) {
+      ASSERT_GT(heard_[i].seq, heard_[i - 1].seq) << "out of order or duplicate";
+    }
+  }
+  const std::vector<client::Clip>& heard() const { return heard_; }
+  const client::SubscriptionStats& stats() const { return subscription_.stats(); }
+
+ private:
+  RingClient client_;
+  RingSubscription subscription_;
+  const Clock& clock_;
+  std::vector<client::Clip> heard_;
+};
+
 class RingTest : public ClusterTest {
  protected:
   void SetUp() override {
-    StartCluster([](bench::LocalClusterOptions& o) {
+    StartCluster([this](bench::LocalClusterOptions& o) {
       o.real_servers = kRingNodes;
       o.relay = true;
       o.rs_workers = 2;
+      Tune(o);
     });
     if (HasFatalFailure()) return;
     ASSERT_TRUE(WaitForRingSize(kRingNodes)) << "work dir " << work_dir_;
   }
+
+  virtual void Tune(bench::LocalClusterOptions&) {}
 
   RingClientOptions Options(RingMode mode) const {
     RingClientOptions o;
@@ -201,8 +284,7 @@ TEST_F(RingTest, KillingABusyOwnerLosesNoAckedClipAndListenersResume) {
   const std::string group = "busy";
   const int owner = OwnerIndex(group);
   ASSERT_GE(owner, 0);
-  std::mutex mu;
-  std::map<uint64_t, std::vector<uint8_t>> acked;  // seq -> bytes
+  AckLog log;
   std::atomic<bool> stop{false};
   std::atomic<int> after_kill{0};
   std::atomic<bool> killed{false};
@@ -212,52 +294,21 @@ TEST_F(RingTest, KillingABusyOwnerLosesNoAckedClipAndListenersResume) {
       std::vector<uint8_t> bytes = Payload(group, n);
       auto ack = c.Publish(group, bytes);
       if (!ack.ok()) continue;  // not acked: may or may not be delivered
-      std::lock_guard lock(mu);
-      EXPECT_EQ(acked.count(ack->seq), 0u) << "seq " << ack->seq << " acked twice";
-      acked[ack->seq] = std::move(bytes);
+      log.Record(ack->seq, std::move(bytes));
       if (killed) ++after_kill;
     }
   });
-  RingClient lc(Options(RingMode::kPrefetch), clock_);
-  RingSubscription listener(lc, group, 0);
-  std::vector<client::Clip> heard;
-  auto listen_until = [&](const std::function<bool()>& done, Duration limit) {
-    const TimePoint end = clock_.Now() + limit;
-    while (!done() && clock_.Now() < end) {
-      auto clip = listener.Next(std::min(end, clock_.Now() + 200ms));
-      ASSERT_TRUE(clip.ok()) << clip.status().ToString();
-      if (clip->has_value()) heard.push_back(std::move(**clip));
-    }
-  };
-  listen_until(
-      [&] {
-        std::lock_guard l(mu);
-        return acked.size() >= 100;
-      },
-      20s);
+  Listener listener(Options(RingMode::kPrefetch), clock_, group);
+  listener.ListenUntil([&] { return log.size() >= 100; }, 20s);
   ASSERT_TRUE(cluster_->SignalServer(owner, SIGKILL).ok());
   killed = true;
-  listen_until([&] { return after_kill >= 100; }, 30s);
+  listener.ListenUntil([&] { return after_kill >= 100; }, 30s);
   stop = true;
   talker.join();
   ASSERT_GE(after_kill.load(), 100) << "publishing did not resume after the kill";
-  const uint64_t last_acked = acked.rbegin()->first;
-  listen_until([&] { return !heard.empty() && heard.back().seq >= last_acked; }, 10s);
-
   // In seq order, no duplicate; every acked clip heard with its bytes.
-  std::map<uint64_t, std::vector<uint8_t>> by_seq;
-  for (size_t i = 0; i < heard.size(); ++i) {
-    if (i > 0) {
-      ASSERT_GT(heard[i].seq, heard[i - 1].seq) << "out of order or duplicate";
-    }
-    by_seq[heard[i].seq] = heard[i].bytes;
-  }
-  size_t lost = 0;
-  for (const auto& [seq, bytes] : acked) {
-    auto it = by_seq.find(seq);
-    if (it == by_seq.end() || it->second != bytes) ++lost;
-  }
-  EXPECT_EQ(lost, 0u) << "of " << acked.size() << " acked clips";
+  listener.ListenThrough(log.acked().rbegin()->first, 10s);
+  EXPECT_EQ(Missing(log, listener.heard()), 0u) << "of " << log.size() << " acked clips";
   EXPECT_EQ(listener.stats().duplicates, 0u);
   EXPECT_GE(listener.stats().subscribes, 2u);  // it resubscribed at the new owner
   EXPECT_NE(OwnerIndex(group), owner);
@@ -265,24 +316,15 @@ TEST_F(RingTest, KillingABusyOwnerLosesNoAckedClipAndListenersResume) {
   RingClient f(Options(RingMode::kAsk), clock_);
   auto all = f.Fetch(group, 0);
   ASSERT_TRUE(all.ok()) << all.status().ToString();
-  std::set<uint64_t> fetched;
-  for (const auto& c : all->clips) fetched.insert(c.seq);
-  for (const auto& [seq, bytes] : acked) EXPECT_EQ(fetched.count(seq), 1u) << "seq " << seq;
+  EXPECT_EQ(Missing(log, all->clips), 0u) << "of " << log.size() << " acked clips";
 }
 
 // A seventh node joins; a group in the arc it takes over keeps its clips (handed over before
 // the new node serves it) and its numbering.
 TEST_F(RingTest, AJoiningNodeTakesItsArcWithItsClips) {
-  std::vector<ring::NodeSpec> seven;
-  for (int i = 1; i <= kRingNodes + 1; ++i) {
-    seven.push_back({"rs" + std::to_string(i), {"127.0.0.1", 1}});
-  }
-  const ring::Ring after = std::move(ring::Ring::Build(1, seven)).value();
-  std::string group;
-  for (int n = 0; group.empty(); ++n) {
-    const std::string g = "arc-" + std::to_string(n);
-    if (after.Owner(g).name == "rs7") group = g;
-  }
+  const ring::Ring after = WithASeventhNode();
+  const std::string group =
+      FindGroup("arc", [&](const std::string& g) { return after.Owner(g).name == "rs7"; });
   RingClient c(Options(RingMode::kPrefetch), clock_);
   for (uint64_t n = 1; n <= 30; ++n) ASSERT_TRUE(c.Publish(group, Payload(group, n)).ok());
   auto added = cluster_->AddServer();
@@ -298,6 +340,132 @@ TEST_F(RingTest, AJoiningNodeTakesItsArcWithItsClips) {
   EXPECT_EQ(ack->seq, 31u);
   const ring::Member& m = c.table()->Owner(group);
   EXPECT_EQ(ack->node, m.endpoint.host + ":" + std::to_string(m.endpoint.port));
+}
+
+// A seventh node joins behind the owner of two groups: it enters their successor lists, so
+// their owner copies it the clips published before the join (r copies again). Then the owner
+// is killed: the new node, next in line, serves every clip.
+TEST_F(RingTest, AJoiningNodeReceivesCopiesOfItsPredecessorsClips) {
+  const ring::Ring after = WithASeventhNode();
+  // The first has rs7 second in its successor list, the other third.
+  std::string groups[2];
+  for (size_t pos : {1, 2}) {
+    groups[pos - 1] = FindGroup("pred", [&](const std::string& g) {
+      return after.member(after.SuccessorList(ring::KeyId(g), 3)[pos]).name == "rs7";
+    });
+  }
+  RingClient c(Options(RingMode::kPrefetch), clock_);
+  for (const std::string& g : groups) {
+    for (uint64_t n = 1; n <= 30; ++n) ASSERT_TRUE(c.Publish(g, Payload(g, n)).ok());
+  }
+  const int owner = OwnerIndex(groups[0]);
+  auto added = cluster_->AddServer();
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  ASSERT_TRUE(WaitForRingSize(kRingNodes + 1));
+  ASSERT_EQ(OwnerIndex(groups[0]), owner);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto m = AdminHttpGet(cluster_->server_http_port(*added), "/metrics", "", 2s);
+        if (!m.ok()) return false;
+        auto v = MetricValue(m->second, "vsc_rs_relay_total{event=\"copy\"}");
+        return v.ok() && *v >= 60;
+      },
+      10s))
+      << "the new node did not receive the 60 clips of its predecessors' groups";
+  ASSERT_TRUE(cluster_->SignalServer(owner, SIGKILL).ok());
+  auto fetched = c.Fetch(groups[0], 0);
+  ASSERT_TRUE(fetched.ok()) << fetched.status().ToString();
+  ASSERT_EQ(fetched->clips.size(), 30u);
+  for (uint64_t n = 1; n <= 30; ++n) {
+    EXPECT_EQ(fetched->clips[n - 1].bytes, Payload(groups[0], n));
+  }
+}
+
+// A node stopped for a while is SILENT, not DOWN: it stays on the ring.
+class RingHandoffTest : public RingTest {
+ protected:
+  void Tune(bench::LocalClusterOptions& o) override { o.down_after = 50; }
+
+  uint64_t RingVersion(int i) {
+    auto m = AdminHttpGet(cluster_->server_http_port(i), "/metrics", "", 2s);
+    auto v = m.ok() ? MetricValue(m->second, "vsc_rs_ring_version") : Result<double>(m.status());
+    return v.ok() ? static_cast<uint64_t>(*v) : 0;
+  }
+};
+
+// The handoff window: talkers keep publishing to a group in the arc a joining node takes over
+// while the owner's first copy target is stopped, so the owner is still copying clips (for a
+// peer timeout each) when the new node pulls the arc. Every acked clip is kept once, under the
+// seq it was acked with, in order, for the listener and for a late fetch.
+TEST_F(RingHandoffTest, PublishesDuringAHandoffAreNeitherLostNorDuplicated) {
+  const ring::Ring after = WithASeventhNode();
+  const std::string group =
+      FindGroup("window", [&](const std::string& g) { return after.Owner(g).name == "rs7"; });
+  AckLog log;
+  std::atomic<bool> joined{false};
+  std::atomic<int> after_join{0};
+  const TimePoint give_up = clock_.Now() + 30s;
+  std::vector<std::thread> talkers;
+  for (int t = 0; t < 5; ++t) {
+    talkers.emplace_back([&, t] {
+      RingClient c(Options(RingMode::kPrefetch), clock_);
+      for (uint64_t n = 1; after_join < 200 && clock_.Now() < give_up; ++n) {
+        std::vector<uint8_t> bytes = Payload(group + "/" + std::to_string(t), n);
+        auto ack = c.Publish(group, bytes);
+        if (!ack.ok()) continue;
+        log.Record(ack->seq, std::move(bytes));
+        if (joined) ++after_join;
+      }
+    });
+  }
+  Listener listener(Options(RingMode::kPrefetch), clock_, group);
+  listener.ListenUntil([&] { return log.size() >= 100; }, 10s);
+  const int owner = OwnerIndex(group);
+  int copy_target = -1;
+  {
+    RingClient c(Options(RingMode::kPrefetch), clock_);
+    auto t = c.RefreshTable();
+    ASSERT_TRUE(t.ok());
+    const std::string name = (*t)->member((*t)->SuccessorList(ring::KeyId(group), 3)[1]).name;
+    for (int i = 0; i < cluster_->size(); ++i) {
+      if (cluster_->server_id(i) == name) copy_target = i;
+    }
+  }
+  ASSERT_GE(copy_target, 0);
+  ASSERT_TRUE(cluster_->SignalServer(copy_target, SIGSTOP).ok());
+  auto added = cluster_->AddServer();
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  RingClient watcher(Options(RingMode::kPrefetch), clock_);
+  const bool both_routed = WaitUntil(
+      [&] {
+        auto t = watcher.RefreshTable();
+        return t.ok() && (*t)->size() == kRingNodes + 1 && RingVersion(owner) == (*t)->version() &&
+               RingVersion(*added) == (*t)->version();
+      },
+      10s);
+  ASSERT_TRUE(cluster_->SignalServer(copy_target, SIGCONT).ok());
+  ASSERT_TRUE(both_routed) << "the old and the new owner did not get the 7-node table";
+  ASSERT_TRUE(WaitForRingSize(kRingNodes + 1));
+  joined = true;
+  for (auto& t : talkers) t.join();
+  ASSERT_GE(after_join.load(), 200) << "publishing did not resume after the join";
+  ASSERT_EQ(OwnerIndex(group), *added);
+  const uint64_t last = log.acked().rbegin()->first;
+  listener.ListenThrough(last, 10s);
+  EXPECT_EQ(Missing(log, listener.heard()), 0u) << "of " << log.size() << " acked clips";
+  EXPECT_EQ(listener.stats().duplicates, 0u);
+  // The buffer keeps the newest 1,024 clips: a late fetch is checked for the last 1,000 seqs
+  // (the handoff was within the last 200 acks).
+  RingClient f(Options(RingMode::kPrefetch), clock_);
+  auto all = f.Fetch(group, last > 1000 ? last - 1000 : 0);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  std::map<uint64_t, std::vector<uint8_t>> fetched;
+  for (const client::Clip& c : all->clips) fetched[c.seq] = c.bytes;
+  size_t lost_fetched = 0;
+  for (const auto& [seq, bytes] : log.acked()) {
+    if (seq + 1000 > last) lost_fetched += fetched.count(seq) == 0 || fetched[seq] != bytes;
+  }
+  EXPECT_EQ(lost_fetched, 0u) << "of the acked clips after seq " << (last > 1000 ? last - 1000 : 0);
 }
 
 }  // namespace

@@ -50,7 +50,6 @@ TEST(GroupBufferTest, CopiesKeepTheOwnersNumbersAndIgnoreDuplicates) {
   GroupBuffer copy({10, 1 << 20});
   EXPECT_TRUE(copy.Insert(4, Bytes(1)));
   EXPECT_FALSE(copy.Insert(4, Bytes(1)));
-  EXPECT_FALSE(copy.Insert(2, Bytes(1)));  // older than everything held
   EXPECT_TRUE(copy.Insert(7, Bytes(1)));
   EXPECT_TRUE(copy.Insert(5, Bytes(1)));  // overtaken by 7: stored in its place
   EXPECT_FALSE(copy.Insert(5, Bytes(1)));
@@ -59,6 +58,19 @@ TEST(GroupBufferTest, CopiesKeepTheOwnersNumbersAndIgnoreDuplicates) {
   EXPECT_EQ(copy.Append(Bytes(1)), 8u);  // a copy that takes over continues the numbering
   EXPECT_EQ(Seqs(copy.Since(0, 10)), (std::vector<uint64_t>{4, 5, 7, 8}));
   EXPECT_EQ(Seqs(copy.Since(5, 10)), (std::vector<uint64_t>{7, 8}));
+  // Older than everything held: stored in front while the bounds allow (restored copies come
+  // after the live ones), refused once they are reached (it would be dropped at once).
+  EXPECT_TRUE(copy.Insert(2, Bytes(1)));
+  EXPECT_FALSE(copy.Insert(2, Bytes(1)));
+  EXPECT_EQ(Seqs(copy.Since(0, 10)), (std::vector<uint64_t>{2, 4, 5, 7, 8}));
+  GroupBuffer full({3, 1 << 20});
+  for (uint64_t seq : {5, 6, 7}) ASSERT_TRUE(full.Insert(seq, Bytes(1)));
+  EXPECT_FALSE(full.Insert(4, Bytes(1)));
+  EXPECT_EQ(Seqs(full.Since(0, 10)), (std::vector<uint64_t>{5, 6, 7}));
+  GroupBuffer full_bytes({10, 3});
+  for (uint64_t seq : {5, 6, 7}) ASSERT_TRUE(full_bytes.Insert(seq, Bytes(1)));
+  EXPECT_FALSE(full_bytes.Insert(4, Bytes(1)));
+  EXPECT_EQ(full_bytes.size(), 3u);
 }
 
 TEST(GroupBufferTest, MatchesAModelUnderRandomOperations) {

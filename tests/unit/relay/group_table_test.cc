@@ -35,6 +35,25 @@ TEST(GroupTableTest, ClipsBecomeVisibleOnlyWhenCommittedAndInSeqOrder) {
   EXPECT_TRUE(t.Commit("g", 3).empty());  // once only
 }
 
+// What a handoff waits for (Pending) and what restoring copies sends (Held).
+TEST(GroupTableTest, PendingUntilEveryAppendIsCommittedAndHeldIncludesThePending) {
+  GroupTable t(Limits());
+  EXPECT_FALSE(t.Pending("g"));
+  EXPECT_TRUE(t.Held("g").empty());
+  ASSERT_EQ(*t.Append("g", Bytes(1)), 1u);
+  EXPECT_TRUE(t.Pending("g"));
+  ASSERT_EQ(*t.Append("g", Bytes(2)), 2u);
+  EXPECT_TRUE(t.Pending("g"));
+  EXPECT_EQ(Seqs(t.Held("g")), (std::vector<uint64_t>{1, 2}));
+  t.Commit("g", 2);
+  EXPECT_TRUE(t.Pending("g"));  // 2 is committed, 1 is not: neither is visible
+  t.Commit("g", 1);
+  EXPECT_FALSE(t.Pending("g"));
+  EXPECT_TRUE(*t.Insert("h", 7, Bytes(7)));  // a copy is never pending
+  EXPECT_FALSE(t.Pending("h"));
+  EXPECT_EQ(Seqs(t.Held("h")), (std::vector<uint64_t>{7}));
+}
+
 TEST(GroupTableTest, CopiesAreVisibleAtOnceAndDuplicatesIgnored) {
   GroupTable t(Limits());
   EXPECT_TRUE(*t.Insert("g", 5, Bytes(5)));

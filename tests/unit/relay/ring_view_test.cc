@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "ring/id.h"
 #include "ring/lookup.h"
 
@@ -67,6 +70,63 @@ TEST(RingViewTest, TheOwnerAndItsTwoSuccessorsHoldCopies) {
     holders += holds;
   }
   EXPECT_EQ(holders, 3u);
+}
+
+ring::Ring Named(uint64_t version, const std::vector<int>& ids) {
+  std::vector<ring::NodeSpec> nodes;
+  for (int i : ids) {
+    nodes.push_back({"rs" + std::to_string(i), {"127.0.0.1", static_cast<uint16_t>(9000 + i)}});
+  }
+  return std::move(ring::Ring::Build(version, nodes)).value();
+}
+
+std::vector<std::string> Names(const ring::Ring& r, ring::RingId key) {
+  std::vector<std::string> out;
+  for (size_t i : r.SuccessorList(key, 3)) out.push_back(r.member(i).name);
+  return out;
+}
+
+// Brute force over keys: after each join and leave, a key's new replicas (in the new successor
+// list, not in the old) are exactly the targets of its new owner's copy orders, and no other
+// node has an order for it.
+TEST(RingViewTest, CopyOrdersRestoreEveryKeysReplicasAfterAJoinOrALeave) {
+  const std::vector<std::pair<std::vector<int>, std::vector<int>>> changes = {
+      {{1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6, 7}},  // a join
+      {{1, 2, 3, 4, 5, 6, 7}, {1, 2, 3, 4, 5, 6}},  // a leave
+      {{1, 2, 3, 4, 5, 6}, {1, 3, 4, 5, 6, 8, 9}},  // a leave and two joins at once
+      {{1, 2, 3}, {1, 2, 3, 4}},                    // fewer members than r + 1
+  };
+  size_t targets = 0;
+  for (const auto& [old_ids, new_ids] : changes) {
+    const ring::Ring before = Named(1, old_ids), after = Named(2, new_ids);
+    std::map<std::string, std::vector<CopyOrder>> orders;
+    for (const ring::Member& m : after.members()) {
+      orders[m.name] = PlanCopies(before, after, m.name, 3);
+    }
+    for (int k = 0; k < 3000; ++k) {
+      const ring::RingId key = ring::KeyId("group-" + std::to_string(k));
+      const std::vector<std::string> was = Names(before, key), is = Names(after, key);
+      std::set<std::string> expected;
+      for (const std::string& n : is) {
+        if (n != is.front() && std::find(was.begin(), was.end(), n) == was.end()) {
+          expected.insert(n);
+        }
+      }
+      std::set<std::string> got;
+      for (const auto& [node, list] : orders) {
+        for (const CopyOrder& o : list) {
+          if (!o.arc.Contains(key)) continue;
+          EXPECT_EQ(node, is.front()) << "key " << k << ": only its owner sends copies";
+          got.insert(o.to.begin(), o.to.end());
+        }
+      }
+      EXPECT_EQ(got, expected) << "key " << k;
+      targets += got.size();
+    }
+  }
+  EXPECT_GT(targets, 0u);
+  EXPECT_TRUE(PlanCopies(ring::Ring(), SixNodes(1), "rs1", 3).empty());  // the first table
+  EXPECT_TRUE(PlanCopies(SixNodes(1), SixNodes(2), "rs9", 3).empty());   // not a member
 }
 
 }  // namespace
