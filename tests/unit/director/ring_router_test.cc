@@ -92,6 +92,36 @@ TEST_F(RingRouterTest, SilentStaysDownLeavesAndEveryChangeIsANewVersion) {
   EXPECT_EQ(Names(), (std::vector<std::string>{"b"}));
 }
 
+TEST_F(RingRouterTest, BusyStaysCatchingUpLeavesAndComesBack) {
+  Join("a", 9001);
+  Join("b", 9002);
+  ASSERT_TRUE(router_.Update(m_));
+  membership::Heartbeat full = Beat("a", ++counter_);
+  full.flag_full = true;
+  m_.OnHeartbeat(full, clock_.Now());
+  ASSERT_EQ(m_.Find("a")->state, membership::State::kBusy);
+  EXPECT_FALSE(router_.Update(m_));  // FULL takes no new flows but keeps its groups
+  EXPECT_EQ(Names(), (std::vector<std::string>{"a", "b"}));
+  ASSERT_TRUE(m_.BeginCatchUp("b", "replica behind", clock_.Now()).ok());
+  ASSERT_TRUE(router_.Update(m_));
+  EXPECT_EQ(Names(), (std::vector<std::string>{"a"}));
+  m_.CatchUpDone("b", clock_.Now());
+  ASSERT_TRUE(router_.Update(m_));
+  EXPECT_EQ(Names(), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST_F(RingRouterTest, ARelayEndpointWithoutHostOrPortIsNoMember) {
+  for (const auto& [host, port] : {std::pair<std::string, uint16_t>{"", 9001}, {"127.0.0.1", 0}}) {
+    membership::Registration r = Relay(host.empty() ? "no-host" : "no-port", port);
+    r.endpoints.back().host = host;
+    m_.Register(r, clock_.Now());
+    m_.OnHeartbeat(Beat(r.id, ++counter_), clock_.Now());
+  }
+  Join("ok", 9003);
+  ASSERT_TRUE(router_.Update(m_));
+  EXPECT_EQ(Names(), (std::vector<std::string>{"ok"}));
+}
+
 TEST_F(RingRouterTest, DrainAndRemoveLeaveTheRing) {
   Join("a", 9001);
   Join("b", 9002);
