@@ -128,6 +128,22 @@ TEST(ClipCodecTest, MalformedFramesAreRefusedWithTheReason) {
             "clip frame: length 36 is shorter than its 8-byte key");
 }
 
+// A stream that failed stays failed: bytes fed after the error are never read as frames (the
+// connection is closed once the refusal is written).
+TEST(ClipCodecTest, AnErrorIsStickyWhateverFollows) {
+  std::vector<uint8_t> bytes;
+  PutBigEndian(bytes, kFixedBytes - 1, 4);
+  FrameDecoder d;
+  d.Feed(bytes);
+  ASSERT_FALSE(d.Next().ok());
+  d.Feed(EncodeFrame(Sample(10, 3)));
+  for (int i = 0; i < 3; ++i) {
+    auto next = d.Next();
+    ASSERT_FALSE(next.ok());
+    EXPECT_EQ(next.status().message(), "clip frame: length 28 is shorter than the 29 fixed bytes");
+  }
+}
+
 TEST(ClipCodecTest, EveryTruncationWaitsAndEveryTypeByteIsCheckedOrKnown) {
   const std::vector<uint8_t> bytes = EncodeFrame(Sample(50, 2));
   for (size_t n = 0; n < bytes.size(); ++n) {

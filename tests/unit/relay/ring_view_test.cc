@@ -86,6 +86,49 @@ std::vector<std::string> Names(const ring::Ring& r, ring::RingId key) {
   return out;
 }
 
+// A join: the new node pulls exactly the arcs it took over, from their previous owners; nobody
+// else pulls. A leave: the successor holds copies already and pulls nothing.
+TEST(RingViewTest, HandoffsAreTheArcsAJoiningNodeTookFromMembersStillOnTheRing) {
+  const ring::Ring six = Named(1, {1, 2, 3, 4, 5, 6}), seven = Named(2, {1, 2, 3, 4, 5, 6, 7});
+  for (const ring::Member& m : seven.members()) {
+    std::vector<Handoff> plan = PlanHandoffs(*MakeRingView(six, {}, m.name), seven, m.name);
+    if (m.name != "rs7") {
+      EXPECT_TRUE(plan.empty()) << m.name;
+      continue;
+    }
+    const std::vector<ring::OwnerMove> moves = ring::Diff(six, seven);
+    ASSERT_EQ(plan.size(), moves.size());
+    for (size_t i = 0; i < plan.size(); ++i) {
+      EXPECT_EQ(plan[i].arc, moves[i].arc);
+      EXPECT_EQ(plan[i].from, moves[i].from);
+      EXPECT_FALSE(plan[i].state->done);
+    }
+  }
+  for (const ring::Member& m : six.members()) {
+    EXPECT_TRUE(PlanHandoffs(*MakeRingView(seven, {}, m.name), six, m.name).empty()) << m.name;
+  }
+}
+
+// A handoff still under way when the next table comes is carried into it (same state); a done
+// one is not; PendingHandoff finds the unfinished one covering a key.
+TEST(RingViewTest, UnfinishedHandoffsAreCarriedAndPendingUntilDone) {
+  const ring::Ring six = Named(1, {1, 2, 3, 4, 5, 6}), seven = Named(2, {1, 2, 3, 4, 5, 6, 7});
+  std::vector<Handoff> plan = PlanHandoffs(*MakeRingView(six, {}, "rs7"), seven, "rs7");
+  ASSERT_EQ(plan.size(), 1u);
+  const ring::RingId inside = plan[0].arc.end;
+  RingViewPtr v2 = MakeRingView(seven, {}, "rs7", plan);
+  ASSERT_EQ(PendingHandoff(*v2, inside), &v2->handoffs[0]);
+  EXPECT_EQ(PendingHandoff(*v2, plan[0].arc.start), nullptr);  // the arc is (start, end]
+  // Version 3, same members: nothing new to pull, the unfinished handoff is carried.
+  const ring::Ring again = Named(3, {1, 2, 3, 4, 5, 6, 7});
+  std::vector<Handoff> carried = PlanHandoffs(*v2, again, "rs7");
+  ASSERT_EQ(carried.size(), 1u);
+  EXPECT_EQ(carried[0].state, plan[0].state);
+  plan[0].state->done = true;
+  EXPECT_EQ(PendingHandoff(*v2, inside), nullptr);
+  EXPECT_TRUE(PlanHandoffs(*v2, again, "rs7").empty());
+}
+
 // Brute force over keys: after each join and leave, a key's new replicas (in the new successor
 // list, not in the old) are exactly the targets of its new owner's copy orders, and no other
 // node has an order for it.
