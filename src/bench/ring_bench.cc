@@ -1,9 +1,11 @@
 #include "bench/ring_bench.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -93,6 +95,62 @@ nlohmann::json RunMode(const client::RingClientOptions& o, bool fingers,
   return j;
 }
 
+// The kill step: one talker publishes to one group as fast as acks come; after 200 acks the
+// group's owner is killed with SIGKILL and the talker goes on (its client fails over to the
+// next successor) for 200 more acks or 20 s; then every acked clip is looked for, with its
+// bytes, in a fetch from the new owner. failover_ms is the longest pause between two acks.
+nlohmann::json RunKillStep(LocalCluster& cluster, client::RingClientOptions o, size_t clip_bytes,
+                           const Clock& clock) {
+  constexpr size_t kBefore = 200, kAfter = 200;
+  o.mode = RingMode::kPrefetch;
+  RingClient c(o, clock);
+  auto table = c.RefreshTable();
+  if (!table.ok()) return {{"error", table.status().ToString()}};
+  const std::string group = "bench-kill";
+  const std::string owner = (*table)->Owner(group).name;
+  int victim = -1;
+  for (int i = 0; i < cluster.size(); ++i) {
+    if (cluster.server_id(i) == owner) victim = i;
+  }
+  std::map<uint64_t, std::vector<uint8_t>> acked;
+  size_t after_kill = 0;
+  Duration longest{0};
+  TimePoint last_ack = clock.Now();
+  const TimePoint give_up = clock.Now() + std::chrono::seconds(30);
+  for (uint64_t n = 1; after_kill < kAfter && clock.Now() < give_up; ++n) {
+    if (acked.size() == kBefore && after_kill == 0 && victim >= 0) {
+      (void)cluster.SignalServer(victim, SIGKILL);
+      victim = -1;
+    }
+    std::vector<uint8_t> clip(clip_bytes, static_cast<uint8_t>(n));
+    const std::string tag = std::to_string(n);
+    std::copy(tag.begin(), tag.begin() + std::min(tag.size(), clip.size()), clip.begin());
+    auto ack = c.Publish(group, clip);
+    if (!ack.ok()) continue;
+    acked[ack->seq] = std::move(clip);
+    longest = std::max(longest, clock.Now() - last_ack);
+    last_ack = clock.Now();
+    if (victim < 0) ++after_kill;
+  }
+  RingClient f(o, clock);
+  auto all = f.Fetch(group, 0);
+  std::map<uint64_t, const std::vector<uint8_t>*> fetched;
+  if (all.ok()) {
+    for (const client::Clip& clip : all->clips) fetched[clip.seq] = &clip.bytes;
+  }
+  size_t lost = 0;
+  for (const auto& [seq, bytes] : acked) {
+    auto it = fetched.find(seq);
+    lost += it == fetched.end() || *it->second != bytes;
+  }
+  return {{"killed", owner},
+          {"acked", acked.size()},
+          {"acked_after_kill", after_kill},
+          {"acked_lost", lost},
+          {"failover_ms", std::chrono::duration<double, std::milli>(longest).count()},
+          {"fetch_error", all.ok() ? "" : all.status().ToString()}};
+}
+
 }  // namespace
 
 Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock& clock,
@@ -141,6 +199,8 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
   log("ring bench: mode fingers");
   o.mode = RingMode::kPrefetch;
   report["modes"]["fingers"] = RunMode(o, true, options, clock);
+  log("ring bench: kill step (SIGKILL of a busy group's owner)");
+  report["kill"] = RunKillStep(*cluster, o, options.clip_bytes, clock);
   const auto& m = report["modes"];
   const double via_p50 = m["via_director"]["p50_us"], via_mean = m["via_director"]["mean_us"];
   report["ratios"] = {{"prefetch_p50_over_via_director",
@@ -168,6 +228,17 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
                 report["ratios"]["prefetch_mean_over_via_director"].get<double>(),
                 m["fingers"]["mean_hops"].get<double>());
   out.table += line;
+  const auto& k = report["kill"];
+  if (k.contains("acked")) {
+    std::snprintf(line, sizeof line,
+                  "kill step: %s killed after 200 acks; %llu acked in all, %llu lost; longest "
+                  "pause between acks %.0f ms\n",
+                  k["killed"].get<std::string>().c_str(),
+                  static_cast<unsigned long long>(k["acked"].get<uint64_t>()),
+                  static_cast<unsigned long long>(k["acked_lost"].get<uint64_t>()),
+                  k["failover_ms"].get<double>());
+    out.table += line;
+  }
   out.json = std::move(report);
   return out;
 }

@@ -3,7 +3,8 @@
 // prefetch (straight to the owner), ask (the director names the owner first), via-director
 // (the director forwards) — and `fingers` (clients sending to a random node with a current
 // table, so the request travels along Chord's fingers; hops are reported). Per mode: mean, p50,
-// p99 and requests/s over all client threads.
+// p99 and requests/s over all client threads. Last, the kill step: the owner of a busy group
+// is killed with SIGKILL under load and every acked clip is looked for afterwards.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -23,7 +24,8 @@ struct RingBenchOptions {
 };
 
 // The report: modes.<prefetch|ask|via_director|fingers>.{mean_us,p50_us,p99_us,requests_per_s,
-// errors[,mean_hops]} and ratios prefetch/via_director of p50 and mean.
+// errors[,mean_hops]}, ratios prefetch/via_director of p50 and mean, and
+// kill.{killed,acked,acked_after_kill,acked_lost,failover_ms,fetch_error}.
 Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock& clock,
                                     const ScenarioLog& log);
 
