@@ -7,6 +7,7 @@
 #include "net/outbox.h"
 #include "relay/answers.h"
 #include "relay/clip_codec.h"
+#include "relay/frame_reader.h"
 #include "ring/id.h"
 
 namespace vsc::director {
@@ -52,24 +53,15 @@ class RingPort::Session : public std::enable_shared_from_this<Session> {
 asio::awaitable<void> RingPort::Session::Run(std::shared_ptr<Session> self) {
   asio::co_spawn(self->port_.io_, net::Outbox::Run(self->outbox_), asio::detached);
   self->port_.counters_.connections.Add();
-  relay::FrameDecoder decoder;
-  std::vector<uint8_t> buf(64 * 1024);
-  while (!self->closed_) {
-    auto [ec, n] =
-        co_await self->socket_->async_read_some(asio::buffer(buf), as_tuple(asio::use_awaitable));
-    if (ec) break;
-    decoder.Feed(std::span<const uint8_t>(buf.data(), n));
-    for (;;) {
-      auto next = decoder.Next();
-      if (!next.ok()) {
-        self->Send(relay::RefusalFrame({}, relay::Refusal::kMalformed, next.status().message()));
-        self->outbox_->CloseWhenDrained();
-        self->closed_ = true;
-        break;
-      }
-      if (!next->has_value()) break;
-      self->OnFrame(std::move(**next));
-    }
+  auto on_frame = [self](Frame f) {
+    self->OnFrame(std::move(f));
+    return !self->closed_;
+  };
+  relay::ReadResult read = co_await relay::ReadFrames(*self->socket_, on_frame);
+  if (read.end == relay::ReadEnd::kMalformed) {
+    self->Send(relay::RefusalFrame({}, relay::Refusal::kMalformed, read.status.message()));
+    self->outbox_->CloseWhenDrained();
+    self->closed_ = true;
   }
   self->Close();
 }
@@ -140,23 +132,13 @@ asio::awaitable<void> RingPort::Session::Relay(std::shared_ptr<Session> self, Up
   auto [ec] = co_await up.socket->async_connect(to, as_tuple(asio::use_awaitable));
   if (!ec) {
     asio::co_spawn(self->port_.io_, net::Outbox::Run(up.outbox), asio::detached);
-    std::vector<uint8_t> buf(64 * 1024);
-    relay::FrameDecoder decoder;
-    bool failed = false;
-    while (!failed) {
-      auto [rec, n] =
-          co_await up.socket->async_read_some(asio::buffer(buf), as_tuple(asio::use_awaitable));
-      if (rec) break;
-      decoder.Feed(std::span<const uint8_t>(buf.data(), n));
-      // Whole frames only: the client's stream interleaves several owners' answers. Request
-      // ids stay as the client chose them.
-      for (;;) {
-        auto next = decoder.Next();
-        if (!next.ok()) failed = true;
-        if (!next.ok() || !next->has_value()) break;
-        self->Send(**next);
-      }
-    }
+    // Whole frames only: the client's stream interleaves several owners' answers. Request ids
+    // stay as the client chose them.
+    auto on_frame = [self](Frame f) {
+      self->Send(f);
+      return true;
+    };
+    co_await relay::ReadFrames(*up.socket, on_frame);
   }
   up.outbox->Close();
   auto it = self->upstreams_.find(name);

@@ -2,6 +2,8 @@
 
 #include <asio/experimental/as_tuple.hpp>
 
+#include "relay/frame_reader.h"
+
 namespace vsc::relay {
 
 using asio::experimental::as_tuple;
@@ -82,61 +84,51 @@ asio::awaitable<void> PeerLink::Connect(std::shared_ptr<PeerLink> self) {
 }
 
 asio::awaitable<void> PeerLink::Reader(std::shared_ptr<PeerLink> self) {
-  FrameDecoder decoder;
-  std::vector<uint8_t> buf(64 * 1024);
-  while (!self->broken_) {
-    auto [ec, n] =
-        co_await self->socket_->async_read_some(asio::buffer(buf), as_tuple(asio::use_awaitable));
-    if (ec) {
-      self->Fail("ring node " + self->peer_.address().to_string() + ":" +
-                 std::to_string(self->peer_.port()) + " closed the connection: " + ec.message());
-      co_return;
+  auto on_frame = [self](Frame f) {
+    if (!self->ready_) return self->OnChallenge(f);
+    if (Status s = self->opener_->Open(f); !s.ok()) {
+      self->Fail(s.message());
+      return false;
     }
-    decoder.Feed(std::span<const uint8_t>(buf.data(), n));
-    for (;;) {
-      auto next = decoder.Next();
-      if (!next.ok()) {
-        self->Fail(next.status().message());
-        co_return;
-      }
-      if (!next->has_value()) break;
-      Frame f = std::move(**next);
-      if (!self->ready_) {
-        // The acceptor's challenge, tagged with our nonce: it holds the cluster key.
-        self->opener_ = std::make_unique<PeerOpener>(self->key_, self->nonce_);
-        Status s = f.type == Type::kPeerChallenge
-                       ? self->opener_->Open(f)
-                       : Unauthenticated("ring node answered the peer hello with type " +
-                                         std::to_string(static_cast<int>(f.type)));
-        auto theirs = s.ok() ? NonceOf(f) : Result<proto::Nonce>(s);
-        if (!theirs.ok()) {
-          self->Fail("peer handshake with " + self->peer_.address().to_string() + ": " +
-                     theirs.status().message());
-          co_return;
-        }
-        self->sealer_ = std::make_unique<PeerSealer>(self->key_, *theirs);
-        self->ready_ = true;
-        while (!self->before_ready_.empty()) {
-          Frame q = std::move(self->before_ready_.front());
-          self->before_ready_.pop_front();
-          self->Send(std::move(q));
-        }
-        continue;
-      }
-      if (Status s = self->opener_->Open(f); !s.ok()) {
-        self->Fail(s.message());
-        co_return;
-      }
-      auto it = self->pending_.find(f.request_id);
-      if (it == self->pending_.end()) continue;  // its caller timed out already
-      const bool terminal = IsTerminal(f.type);
-      it->second->frames.push_back(std::move(f));
-      if (terminal) {
-        it->second->complete = true;
-        it->second->done.cancel();
-      }
+    auto it = self->pending_.find(f.request_id);
+    if (it == self->pending_.end()) return true;  // its caller timed out already
+    const bool terminal = IsTerminal(f.type);
+    it->second->frames.push_back(std::move(f));
+    if (terminal) {
+      it->second->complete = true;
+      it->second->done.cancel();
     }
+    return !self->broken_;
+  };
+  ReadResult read = co_await ReadFrames(*self->socket_, on_frame);
+  if (read.end == ReadEnd::kClosed) {
+    self->Fail("ring node " + self->peer_.address().to_string() + ":" +
+               std::to_string(self->peer_.port()) + " closed the connection: " + read.ec.message());
+  } else if (read.end == ReadEnd::kMalformed) {
+    self->Fail(read.status.message());
   }
+}
+
+bool PeerLink::OnChallenge(Frame& f) {
+  // The acceptor's challenge, tagged with our nonce: it holds the cluster key.
+  opener_ = std::make_unique<PeerOpener>(key_, nonce_);
+  Status s = f.type == Type::kPeerChallenge
+                 ? opener_->Open(f)
+                 : Unauthenticated("ring node answered the peer hello with type " +
+                                   std::to_string(static_cast<int>(f.type)));
+  auto theirs = s.ok() ? NonceOf(f) : Result<proto::Nonce>(s);
+  if (!theirs.ok()) {
+    Fail("peer handshake with " + peer_.address().to_string() + ": " + theirs.status().message());
+    return false;
+  }
+  sealer_ = std::make_unique<PeerSealer>(key_, *theirs);
+  ready_ = true;
+  while (!before_ready_.empty()) {
+    Frame q = std::move(before_ready_.front());
+    before_ready_.pop_front();
+    Send(std::move(q));
+  }
+  return true;
 }
 
 }  // namespace vsc::relay

@@ -46,6 +46,8 @@ class PeerLink : public std::enable_shared_from_this<PeerLink> {
   };
   static asio::awaitable<void> Connect(std::shared_ptr<PeerLink> self);
   static asio::awaitable<void> Reader(std::shared_ptr<PeerLink> self);
+  // The first frame: the acceptor's challenge. False (the link failed) when it does not verify.
+  bool OnChallenge(Frame& f);
   void Fail(const std::string& why);
   void Send(Frame frame);
 

@@ -2,16 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
-#include <asio/experimental/as_tuple.hpp>
 #include <iterator>
 
 #include "common/big_endian.h"
+#include "relay/frame_reader.h"
 #include "ring/id.h"
 
 namespace vsc::relay {
 namespace {
-
-using asio::experimental::as_tuple;
 
 asio::awaitable<std::vector<Frame>> RunFetch(RelayWorker* shard, Frame request) {
   co_return shard->Fetch(request);
@@ -67,41 +65,31 @@ asio::awaitable<void> Connection::Run(std::shared_ptr<Connection> self) {
     self->outbox_->CloseWhenDrained();
   } else {
     w.Track(self);
-    FrameDecoder decoder;
-    std::vector<uint8_t> buf(64 * 1024);
     bool first = true;
-    while (!self->closed_) {
-      auto [ec, n] =
-          co_await self->socket_->async_read_some(asio::buffer(buf), as_tuple(asio::use_awaitable));
-      if (ec) break;
-      decoder.Feed(std::span<const uint8_t>(buf.data(), n));
-      for (;;) {
-        auto next = decoder.Next();
-        if (!next.ok()) {
-          self->Send(RefusalFrame({}, Refusal::kMalformed, next.status().message()));
-          self->outbox_->CloseWhenDrained();
-          self->closed_ = true;
-          break;
-        }
-        if (!next->has_value()) break;
-        Frame f = std::move(**next);
-        if (first && f.type == Type::kPeerHello) {
-          first = false;
-          if (!self->AcceptPeer(f)) self->Close();
-          continue;
-        }
+    auto on_frame = [self, &first, &w](Frame f) {
+      if (first && f.type == Type::kPeerHello) {
         first = false;
-        if (self->peer_ && !self->opener_->Open(f).ok()) {
-          w.counters().peer_auth_failures.Add();
-          spdlog::warn(
-              "relay: peer {} sent a frame that does not verify (wrong cluster key?); "
-              "closing its connection",
-              self->peer_name_);
-          self->Close();
-          break;
-        }
-        asio::co_spawn(w.io(), Handle(self, std::move(f)), asio::detached);
+        if (!self->AcceptPeer(f)) self->Close();
+        return !self->closed_;
       }
+      first = false;
+      if (self->peer_ && !self->opener_->Open(f).ok()) {
+        w.counters().peer_auth_failures.Add();
+        spdlog::warn(
+            "relay: peer {} sent a frame that does not verify (wrong cluster key?); closing its "
+            "connection",
+            self->peer_name_);
+        self->Close();
+        return false;
+      }
+      asio::co_spawn(w.io(), Handle(self, std::move(f)), asio::detached);
+      return !self->closed_;
+    };
+    ReadResult read = co_await ReadFrames(*self->socket_, on_frame);
+    if (read.end == ReadEnd::kMalformed && !self->closed_) {
+      self->Send(RefusalFrame({}, Refusal::kMalformed, read.status.message()));
+      self->outbox_->CloseWhenDrained();
+      self->closed_ = true;
     }
     w.Untrack(self.get());
     // A Serve still under way sees closed_ and undoes its subscription. After a framing error
