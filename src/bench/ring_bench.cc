@@ -63,9 +63,9 @@ void ClientLoop(const client::RingClientOptions& o, bool fingers, size_t clip_by
   }
 }
 
-nlohmann::json RunMode(const client::RingClientOptions& o, bool fingers,
-                       const RingBenchOptions& options, const Clock& clock) {
-  const int clients = std::max(1, options.common.concurrency);
+nlohmann::json RunMode(const client::RingClientOptions& o, bool fingers, int client_count,
+                       size_t clip_bytes, const RingBenchOptions& options, const Clock& clock) {
+  const int clients = std::max(1, client_count);
   std::vector<ModeResult> results(clients);
   const TimePoint begin = clock.Now();
   const TimePoint end =
@@ -73,7 +73,7 @@ nlohmann::json RunMode(const client::RingClientOptions& o, bool fingers,
   std::vector<std::thread> threads;
   for (int i = 0; i < clients; ++i) {
     threads.emplace_back([&, i] {
-      ClientLoop(o, fingers, options.clip_bytes, options.groups, 1000 + i, end, clock, results[i]);
+      ClientLoop(o, fingers, clip_bytes, options.groups, 1000 + i, end, clock, results[i]);
     });
   }
   for (auto& t : threads) t.join();
@@ -151,6 +151,39 @@ nlohmann::json RunKillStep(LocalCluster& cluster, client::RingClientOptions o, s
           {"fetch_error", all.ok() ? "" : all.status().ToString()}};
 }
 
+// The sweep: prefetch, ask and via-director for every (clients, clip bytes) pair, side by side
+// per pair; rows of the printed table.
+nlohmann::json RunSweep(client::RingClientOptions o, const RingBenchOptions& options,
+                        const Clock& clock, const ScenarioLog& log, std::string& table) {
+  nlohmann::json out = nlohmann::json::array();
+  char line[200];
+  for (int clients : options.sweep_clients) {
+    for (size_t bytes : options.sweep_clip_bytes) {
+      nlohmann::json row = {{"clients", clients}, {"clip_bytes", bytes}};
+      for (const auto& [name, mode] :
+           {std::pair{"prefetch", RingMode::kPrefetch}, std::pair{"ask", RingMode::kAsk},
+            std::pair{"via_director", RingMode::kViaDirector}}) {
+        log("ring bench: sweep " + std::to_string(clients) + " clients, " + std::to_string(bytes) +
+            " B, " + name);
+        o.mode = mode;
+        row["modes"][name] = RunMode(o, false, clients, bytes, options, clock);
+      }
+      const auto& m = row["modes"];
+      const double via = m["via_director"]["p50_us"];
+      row["prefetch_p50_over_via_director"] =
+          via > 0 ? m["prefetch"]["p50_us"].get<double>() / via : 0;
+      std::snprintf(line, sizeof line, "%7d %9zu %10.1f %10.1f %10.1f %10.1f %12.0f %6.2f\n",
+                    clients, bytes, m["prefetch"]["p50_us"].get<double>(),
+                    m["prefetch"]["p99_us"].get<double>(), m["ask"]["p50_us"].get<double>(), via,
+                    m["prefetch"]["requests_per_s"].get<double>(),
+                    row["prefetch_p50_over_via_director"].get<double>());
+      table += line;
+      out.push_back(std::move(row));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock& clock,
@@ -194,11 +227,17 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
   for (const auto& [name, mode] : modes) {
     log(std::string("ring bench: mode ") + name);
     o.mode = mode;
-    report["modes"][name] = RunMode(o, false, options, clock);
+    report["modes"][name] =
+        RunMode(o, false, options.common.concurrency, options.clip_bytes, options, clock);
   }
   log("ring bench: mode fingers");
   o.mode = RingMode::kPrefetch;
-  report["modes"]["fingers"] = RunMode(o, true, options, clock);
+  report["modes"]["fingers"] =
+      RunMode(o, true, options.common.concurrency, options.clip_bytes, options, clock);
+  std::string sweep_table;
+  if (!options.sweep_clients.empty() && !options.sweep_clip_bytes.empty()) {
+    report["sweep"] = RunSweep(o, options, clock, log, sweep_table);
+  }
   log("ring bench: kill step (SIGKILL of a busy group's owner)");
   report["kill"] = RunKillStep(*cluster, o, options.clip_bytes, clock);
   const auto& m = report["modes"];
@@ -228,6 +267,12 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
                 report["ratios"]["prefetch_mean_over_via_director"].get<double>(),
                 m["fingers"]["mean_hops"].get<double>());
   out.table += line;
+  if (!sweep_table.empty()) {
+    out.table +=
+        "sweep: clients, clip bytes, prefetch p50 and p99, ask p50, via-director p50 "
+        "(µs), prefetch publishes/s, prefetch/via-director p50\n" +
+        sweep_table;
+  }
   const auto& k = report["kill"];
   if (k.contains("acked")) {
     std::snprintf(line, sizeof line,

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "bench/scenarios.h"
 #include "common/clock.h"
@@ -21,11 +22,15 @@ struct RingBenchOptions {
   int nodes = 6;
   size_t clip_bytes = 1024;
   int groups = 64;
+  // The sweep (empty: none): prefetch, ask and via-director for each pair.
+  std::vector<int> sweep_clients;
+  std::vector<size_t> sweep_clip_bytes;
 };
 
 // The report: modes.<prefetch|ask|via_director|fingers>.{mean_us,p50_us,p99_us,requests_per_s,
 // errors[,mean_hops]}, ratios prefetch/via_director of p50 and mean, and
-// kill.{killed,acked,acked_after_kill,acked_lost,failover_ms,fetch_error}.
+// sweep[].{clients,clip_bytes,modes.<prefetch|ask|via_director>,prefetch_p50_over_via_director}
+// and kill.{killed,acked,acked_after_kill,acked_lost,failover_ms,fetch_error}.
 Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock& clock,
                                     const ScenarioLog& log);
 

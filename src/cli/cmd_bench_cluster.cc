@@ -98,6 +98,14 @@ void AddBenchClusterCommands(CLI::App& bench) {
         ->capture_default_str();
     cmd->add_option("--groups", st->options.groups, "groups the clients publish to")
         ->capture_default_str();
+    cmd->add_option("--sweep-clients", st->options.sweep_clients,
+                    "also run prefetch, ask and via-director for each of these client counts "
+                    "(e.g. 10,100,1000) times each --sweep-clip-bytes")
+        ->delimiter(',');
+    cmd->add_option("--sweep-clip-bytes", st->options.sweep_clip_bytes,
+                    "clip sizes of the sweep (e.g. 1024,16384,65536)")
+        ->delimiter(',')
+        ->check(CLI::Range(size_t{1}, size_t{65536}));
     cmd->callback([st] {
       ExitCode() = Finish("ring", st->options.common, st->flags,
                           [st](const Clock& c, const bench::ScenarioLog& log) {
