@@ -1,10 +1,11 @@
 // Virtual services in front of real Debian servers that run no agent (issue 12): two nginx
 // backends behind a TCP nat service exercised with curl (redispatch when one is killed, the
 // default check marks it down within its bound, a restart brings it back, weight 0, the sorry
-// server), and dnsmasq behind a UDP nat service exercised with dig. The director runs in this
+// server), two redis-server behind a TCP nat service exercised with redis-benchmark and
+// redis-cli, and dnsmasq behind a UDP nat service exercised with dig. The director runs in this
 // process; the peers are child processes with their own configuration in a temporary
-// directory, on 127.0.0.x ports. Needs nginx-light, dnsmasq-base, bind9-dnsutils and curl
-// (scripts/install-deps).
+// directory, on 127.0.0.x ports. Needs nginx-light, dnsmasq-base, bind9-dnsutils, curl,
+// redis-server and redis-tools (scripts/install-deps).
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -35,6 +36,9 @@ constexpr const char* kNginx = "/usr/sbin/nginx";
 constexpr const char* kDnsmasq = "/usr/sbin/dnsmasq";
 constexpr const char* kDig = "/usr/bin/dig";
 constexpr const char* kCurl = "/usr/bin/curl";
+constexpr const char* kRedisServer = "/usr/bin/redis-server";
+constexpr const char* kRedisBenchmark = "/usr/bin/redis-benchmark";
+constexpr const char* kRedisCli = "/usr/bin/redis-cli";
 
 uint16_t FreePort(const char* host) {
   asio::io_context io;
@@ -49,14 +53,38 @@ uint16_t FreePort(const char* host) {
 
 AddrPort At(const char* host, uint16_t port) { return {*IpAddress::Parse(host), port}; }
 
-std::string Shell(const std::string& command) {
+// Runs `command` under sh; its standard output, and its exit status in *exit_status if given.
+std::string Shell(const std::string& command, int* exit_status = nullptr) {
   std::string out;
   FILE* p = ::popen(command.c_str(), "r");
   if (p == nullptr) return out;
   char buf[512];
   while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
-  ::pclose(p);
+  const int status = ::pclose(p);
+  if (exit_status != nullptr) *exit_status = status;
   return out;
+}
+
+bool Connectable(const char* host, uint16_t port) {
+  asio::io_context io;
+  asio::ip::tcp::socket s(io);
+  asio::error_code ec;
+  s.connect({asio::ip::make_address(host), port}, ec);
+  return !ec;
+}
+
+// A child process that serves host:port, once it accepts connections (10 s at most); nullopt
+// (and a test failure saying why) when it does not.
+std::optional<Subprocess> SpawnServer(const SpawnOptions& o, const char* host, uint16_t port) {
+  auto p = Subprocess::Spawn(o);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  if (!p.ok()) return std::nullopt;
+  const bool up = test_support::WaitUntil([&] { return Connectable(host, port); },
+                                          milliseconds(10000), milliseconds(20));
+  EXPECT_TRUE(up) << o.argv[0] << " on " << host << ":" << port << " did not start; see "
+                  << o.log_path;
+  if (!up) return std::nullopt;  // ~Subprocess kills it
+  return std::move(p).value();
 }
 
 // One nginx answering `body` on host:port, its configuration in its own directory.
@@ -79,25 +107,14 @@ class Nginx {
     SpawnOptions o;
     o.argv = {kNginx, "-p", dir_, "-c", dir_ + "/nginx.conf", "-e", dir_ + "/error.log"};
     o.log_path = dir_ + "/out.log";
-    auto p = Subprocess::Spawn(o);
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
-    proc_.emplace(std::move(p).value());
-    ASSERT_TRUE(test_support::WaitUntil([&] { return Connectable(); }, milliseconds(10000),
-                                        milliseconds(20)))
-        << "nginx on " << host_ << ":" << port_ << " did not start; see " << dir_;
+    proc_ = SpawnServer(o, host_, port_);
+    ASSERT_TRUE(proc_.has_value());
   }
   void Kill() {
     if (!proc_) return;
     (void)proc_->Signal(SIGKILL);
     proc_->Wait(std::chrono::seconds(5));
     proc_.reset();
-  }
-  bool Connectable() const {
-    asio::io_context io;
-    asio::ip::tcp::socket s(io);
-    asio::error_code ec;
-    s.connect({asio::ip::make_address(host_), port_}, ec);
-    return !ec;
   }
   AddrPort addr() const { return At(host_, port_); }
 
@@ -117,7 +134,8 @@ proto::ClusterKey TestKey() {
 class NatPeersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* tool : {kNginx, kDnsmasq, kDig, kCurl}) {
+    for (const char* tool :
+         {kNginx, kDnsmasq, kDig, kCurl, kRedisServer, kRedisBenchmark, kRedisCli}) {
       if (!std::filesystem::exists(tool)) {
         FAIL() << tool << " is not installed; run scripts/install-deps (make test does)";
       }
@@ -258,6 +276,84 @@ TEST_F(NatPeersTest, WeightZeroQuiescesAndTheSorryServerAnswersWhenNoneIsLeft) {
                 return t.EditDest(Tcp(), b_->addr(), zero).status();
               }).ok());
   for (int i = 0; i < 5; ++i) EXPECT_EQ(Curl(), "sorry\n");
+}
+
+// One redis-server on host:port, no persistence, its files in `dir`.
+std::optional<Subprocess> StartRedis(const std::string& dir, const char* host, uint16_t port) {
+  std::filesystem::create_directories(dir);
+  SpawnOptions o;
+  o.argv = {kRedisServer,
+            "--bind",
+            host,
+            "--port",
+            std::to_string(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            dir,
+            "--logfile",
+            "",
+            "--daemonize",
+            "no"};
+  o.log_path = dir + "/redis.log";
+  return SpawnServer(o, host, port);
+}
+
+// How many times `command` ran on the redis at host:port (INFO commandstats), -1 if unreadable.
+int64_t RedisCalls(const char* host, uint16_t port, const std::string& command) {
+  const std::string info = Shell(std::string(kRedisCli) + " -h " + host + " -p " +
+                                 std::to_string(port) + " INFO commandstats");
+  const std::string key = "cmdstat_" + command + ":calls=";
+  const size_t at = info.find(key);
+  return at == std::string::npos ? (info.empty() ? -1 : 0)
+                                 : std::atoll(info.c_str() + at + key.size());
+}
+
+TEST_F(NatPeersTest, RedisBenchmarkThroughATcpNatServiceGetsEveryReply) {
+  const uint16_t pa = FreePort("127.0.0.2"), pb = FreePort("127.0.0.3");
+  std::optional<Subprocess> ra = StartRedis(dir_.File("redis-a"), "127.0.0.2", pa);
+  std::optional<Subprocess> rb = StartRedis(dir_.File("redis-b"), "127.0.0.3", pb);
+  ASSERT_TRUE(ra && rb);
+  ASSERT_NO_FATAL_FAILURE(
+      StartDirector(TwoBackends(Tcp(), At("127.0.0.2", pa), At("127.0.0.3", pb))));
+  const std::string vip = " -h 127.0.0.1 -p " + std::to_string(vip_port_);
+
+  // redis-benchmark: 10 connections spread over both servers by rr, a bounded number of
+  // requests, it exits non-zero on an error reply or a broken connection.
+  constexpr int kRequests = 4000;
+  int status = -1;
+  const std::string bench = Shell("timeout 60 " + std::string(kRedisBenchmark) + vip + " -n " +
+                                      std::to_string(kRequests) + " -c 10 -t set,get,incr -q 2>&1",
+                                  &status);
+  EXPECT_EQ(status, 0) << bench;
+  for (const char* test : {"SET:", "GET:", "INCR:"}) {
+    EXPECT_NE(bench.find(test), std::string::npos) << test << " missing from:\n" << bench;
+  }
+  EXPECT_EQ(bench.find("rror"), std::string::npos) << bench;
+  // Every request reached a server exactly once, and both servers took part.
+  for (const char* cmd : {"set", "get", "incr"}) {
+    const int64_t a = RedisCalls("127.0.0.2", pa, cmd), b = RedisCalls("127.0.0.3", pb, cmd);
+    EXPECT_EQ(a + b, kRequests) << cmd << ": " << a << " + " << b;
+    EXPECT_GT(a, 0) << cmd;
+    EXPECT_GT(b, 0) << cmd;
+  }
+
+  // Replies are right, in order: one redis-cli connection (one server) writes and reads back
+  // 300 keys, and the counter of INCR counts every one.
+  std::string script, expected;
+  for (int i = 0; i < 300; ++i) {
+    script += "SET vsc:" + std::to_string(i) + " value-" + std::to_string(i * 7) + "\n";
+    script += "GET vsc:" + std::to_string(i) + "\nINCR vsc:counter\n";
+    expected += "OK\nvalue-" + std::to_string(i * 7) + "\n" + std::to_string(i + 1) + "\n";
+  }
+  std::ofstream(dir_.File("script.redis")) << script;
+  const std::string replies = Shell(
+      "timeout 30 " + std::string(kRedisCli) + vip + " < " + dir_.File("script.redis") + " 2>&1",
+      &status);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(replies, expected);
 }
 
 TEST_F(NatPeersTest, UdpNatInFrontOfDnsmasq) {
