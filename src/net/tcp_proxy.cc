@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <asio/buffer.hpp>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <asio/steady_timer.hpp>
@@ -118,9 +119,10 @@ void ArmIdleWatch(std::shared_ptr<ProxyState> st, Duration tick) {
       st->activity_seen = st->activity;
       st->quiet_ticks = 0;
     } else if (++st->quiet_ticks >= kQuietTicks) {
-      st->status = Unavailable("proxy: no traffic for " +
-                               std::to_string(static_cast<int64_t>(ToMillis(st->options.idle_timeout))) +
-                               " ms (idle timeout); connection closed");
+      st->status =
+          Unavailable("proxy: no traffic for " +
+                      std::to_string(static_cast<int64_t>(ToMillis(st->options.idle_timeout))) +
+                      " ms (idle timeout); connection closed");
       CloseBoth(*st, /*abortive=*/false);
       return;
     }
@@ -136,8 +138,8 @@ asio::awaitable<bool> SendAll(std::shared_ptr<ProxyState> st, int d, size_t n) {
   size_t off = 0;
   while (off < n) {
     if (st->closed) co_return false;
-    ssize_t w = ::send(dst.native_handle(), dir.buf.data() + off, n - off,
-                       MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t w =
+        ::send(dst.native_handle(), dir.buf.data() + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (w > 0) {
       off += static_cast<size_t>(w);
       dir.bytes += static_cast<uint64_t>(w);
@@ -187,40 +189,61 @@ asio::awaitable<bool> DrainPipe(std::shared_ptr<ProxyState> st, int d) {
   co_return true;
 }
 
+// The copy path's next read: the first one waits for readability without a buffer, so a
+// connection that never sends holds none; later ones are asio receives (speculative when the
+// last event left data, else queued on the registered descriptor), which cost one recv(2) per
+// message, where async_wait would add an epoll_ctl(2) re-arm and an EAGAIN recv(2) each.
+// Returns the bytes read; 0 at EOF; -1 when the proxy closed or failed (Fail was called).
+asio::awaitable<ssize_t> CopyRead(std::shared_ptr<ProxyState> st, int d, tcp::socket& src) {
+  Direction& dir = st->dir[d];
+  if (dir.buf.empty()) {
+    co_await src.async_wait(asio::socket_base::wait_read, kTuple);
+    if (st->closed) co_return -1;
+    dir.buf.resize(std::min(st->options.splice_threshold, kCopyBuffer));
+  }
+  auto [ec, n] = co_await src.async_receive(asio::buffer(dir.buf), kTuple);
+  if (st->closed) co_return -1;
+  if (ec == asio::error::eof) co_return 0;
+  if (ec) {
+    Fail(*st, dir.name, "recv", ec.value());
+    co_return -1;
+  }
+  co_return static_cast<ssize_t>(n);
+}
+
 // One direction: src → dst until EOF on src (then dst's write half is shut down) or failure.
 asio::awaitable<void> Pump(std::shared_ptr<ProxyState> st, int d) {
   Direction& dir = st->dir[d];
   tcp::socket& src = d == 0 ? st->a : st->b;
   tcp::socket& dst = d == 0 ? st->b : st->a;
-  if (st->options.splice_threshold == 0) {
-    dir.splicing = dir.pipe.Open();
-  } else {
-    dir.buf.resize(std::min(st->options.splice_threshold, kCopyBuffer));
-  }
+  if (st->options.splice_threshold == 0) dir.splicing = dir.pipe.Open();
   for (;;) {
     if (st->closed) co_return;
-    // native_handle() is read at every call: after CloseBoth it is -1, never a reused number.
-    ssize_t n;
-    if (dir.splicing) {
-      n = ::splice(src.native_handle(), nullptr, dir.pipe.w(), nullptr, kSpliceChunk,
-                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    } else {
-      n = ::recv(src.native_handle(), dir.buf.data(), dir.buf.size(), MSG_DONTWAIT);
+    if (!dir.splicing) {
+      const ssize_t n = co_await CopyRead(st, d, src);
+      if (n < 0) co_return;
+      if (n == 0) {
+        asio::error_code ignored;
+        dst.shutdown(tcp::socket::shutdown_send, ignored);
+        co_return;
+      }
+      ++st->activity;
+      if (!co_await SendAll(st, d, static_cast<size_t>(n))) co_return;
+      if (static_cast<size_t>(n) == dir.buf.size() && dir.pipe.Open()) {
+        // A full buffer means a bulk stream: stop copying it through user space. If pipe2
+        // fails (descriptor limit) the direction simply keeps copying.
+        dir.splicing = true;
+        std::vector<uint8_t>().swap(dir.buf);
+      }
+      continue;
     }
+    // native_handle() is read at every call: after CloseBoth it is -1, never a reused number.
+    const ssize_t n = ::splice(src.native_handle(), nullptr, dir.pipe.w(), nullptr, kSpliceChunk,
+                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
     if (n > 0) {
       ++st->activity;
-      if (dir.splicing) {
-        dir.in_pipe = static_cast<size_t>(n);
-        if (!co_await DrainPipe(st, d)) co_return;
-      } else {
-        if (!co_await SendAll(st, d, static_cast<size_t>(n))) co_return;
-        if (static_cast<size_t>(n) == dir.buf.size() && dir.pipe.Open()) {
-          // A full buffer means a bulk stream: stop copying it through user space. If pipe2
-          // fails (descriptor limit) the direction simply keeps copying.
-          dir.splicing = true;
-          std::vector<uint8_t>().swap(dir.buf);
-        }
-      }
+      dir.in_pipe = static_cast<size_t>(n);
+      if (!co_await DrainPipe(st, d)) co_return;
       continue;
     }
     if (n == 0) {
@@ -235,7 +258,7 @@ asio::awaitable<void> Pump(std::shared_ptr<ProxyState> st, int d) {
       co_await src.async_wait(asio::socket_base::wait_read, kTuple);
       continue;
     }
-    Fail(*st, dir.name, dir.splicing ? "splice from socket" : "recv", err);
+    Fail(*st, dir.name, "splice from socket", err);
     co_return;
   }
 }

@@ -2,7 +2,10 @@
 // sockets until both directions have ended, and connect with a deadline.
 //
 // How bytes move: each direction starts by copying through a 16 KiB user-space buffer
-// (recv/send). The first read that fills the whole buffer shows a bulk stream, and from then on
+// (recv/send), allocated when the direction's first bytes arrive, so an idle connection holds no
+// buffer. After the first read, reads are asio receives: one recv(2) per message, no epoll_ctl(2)
+// re-arm and no EAGAIN recv(2) per message. The first read that fills the whole buffer shows a
+// bulk stream, and from then on
 // that direction uses splice(2) socket → pipe → socket (zero copy, a pipe pair created lazily
 // for that direction only). Short request/response exchanges, the common case for the
 // services in the seeds, thus never pay for pipe creation (two pipe2 calls, four descriptors,
