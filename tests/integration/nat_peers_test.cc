@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/subprocess.h"
 #include "director/director.h"
+#include "support/nginx_conf.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
 
@@ -92,16 +93,7 @@ class Nginx {
  public:
   Nginx(const std::string& dir, const char* host, uint16_t port, const std::string& body)
       : dir_(dir), host_(host), port_(port) {
-    std::filesystem::create_directories(dir + "/tmp");
-    std::ofstream(dir + "/nginx.conf")
-        << "daemon off; master_process off; worker_processes 1;\n"
-        << "pid " << dir << "/nginx.pid; error_log " << dir << "/error.log;\n"
-        << "events { worker_connections 512; }\n"
-        << "http { access_log off; client_body_temp_path " << dir << "/tmp;\n"
-        << "  proxy_temp_path " << dir << "/tmp; fastcgi_temp_path " << dir << "/tmp;\n"
-        << "  uwsgi_temp_path " << dir << "/tmp; scgi_temp_path " << dir << "/tmp;\n"
-        << "  server { listen " << host << ":" << port << ";\n"
-        << "    location / { return 200 \"" << body << "\\n\"; } } }\n";
+    test_support::WriteNginxConf(dir, host, port, body);
   }
   void Start() {
     SpawnOptions o;

@@ -26,6 +26,7 @@
 #include "common/subprocess.h"
 #include "net/http_client.h"
 #include "netns/netns_topology.h"
+#include "support/nginx_conf.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
 #include "vservice/check_config.h"
@@ -113,16 +114,7 @@ class NetnsNatTest : public ::testing::Test {
 
   void StartNginx(const std::string& host, std::unique_ptr<Subprocess>& out) {
     const std::string d = dir_.File(host);
-    std::filesystem::create_directories(d + "/tmp");
-    std::ofstream(d + "/nginx.conf")
-        << "daemon off; master_process off; worker_processes 1;\n"
-        << "pid " << d << "/nginx.pid; error_log " << d << "/error.log;\n"
-        << "events { worker_connections 256; }\n"
-        << "http { access_log off; client_body_temp_path " << d << "/tmp;\n"
-        << "  proxy_temp_path " << d << "/tmp; fastcgi_temp_path " << d << "/tmp;\n"
-        << "  uwsgi_temp_path " << d << "/tmp; scgi_temp_path " << d << "/tmp;\n"
-        << "  server { listen " << topo_->Address(host) << ":" << kWebPort << ";\n"
-        << "    location / { return 200 \"" << host << "\\n\"; } } }\n";
+    test_support::WriteNginxConf(d, topo_->Address(host), kWebPort, host);
     auto p = Subprocess::Spawn(
         InHost(host, {kNginx, "-p", d, "-c", d + "/nginx.conf", "-e", d + "/error.log"}));
     ASSERT_TRUE(p.ok()) << p.status().ToString();
