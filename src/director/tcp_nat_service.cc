@@ -64,6 +64,11 @@ asio::awaitable<std::optional<std::pair<asio::ip::tcp::socket, size_t>>> TcpNatS
                                     self->options_.connect_timeout);
     Drop(d.stats->inactive);
     if (up.ok()) co_return std::pair{std::move(up).value(), *pick};
+    if (up.status().code() == Code::kResourceExhausted) {
+      // No local socket: not this destination's fault, and no other would fare better.
+      spdlog::warn("nat {}: {}", vservice::ToString(view->key), up.status().message());
+      break;
+    }
     tried[*pick] = true;
     Bump(d.stats->connect_failures);
     spdlog::warn("nat {}: {}; trying another destination", vservice::ToString(view->key),

@@ -306,6 +306,19 @@ struct ConnectState {
 asio::awaitable<Result<tcp::socket>> Connect(asio::any_io_executor ex, tcp::endpoint ep,
                                              Duration timeout) {
   auto st = std::make_shared<ConnectState>(ex);
+  asio::error_code open_ec;
+  st->socket.open(ep.protocol(), open_ec);
+  if (open_ec) {
+    const int err = open_ec.value();
+    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+      co_return ResourceExhausted("connect " + ToString(ep) +
+                                  ": no local socket: " + open_ec.message() +
+                                  " (this process is out of descriptors or memory; the "
+                                  "destination was not tried: raise `ulimit -n` or take fewer "
+                                  "connections)");
+    }
+    co_return ErrnoStatus("connect " + ToString(ep) + ": socket", err);
+  }
   st->timer.expires_after(timeout);
   st->timer.async_wait([st](const asio::error_code& ec) {
     if (ec || st->done) return;

@@ -61,7 +61,8 @@ asio::awaitable<ProxyResult> Proxy(asio::ip::tcp::socket a, asio::ip::tcp::socke
 
 // Connects within `timeout`. Refused / unreachable: kIo with the errno text
 // ("connect 10.0.0.5:80: Connection refused"); no answer in time: kUnavailable
-// ("connect 10.0.0.5:80: no answer within 500 ms").
+// ("connect 10.0.0.5:80: no answer within 500 ms"); no local socket (EMFILE, ENFILE, ENOBUFS,
+// ENOMEM): kResourceExhausted, the destination not tried, so callers do not blame it.
 asio::awaitable<Result<asio::ip::tcp::socket>> Connect(asio::any_io_executor ex,
                                                        asio::ip::tcp::endpoint ep,
                                                        Duration timeout);

@@ -1,6 +1,9 @@
 #include "net/tcp_proxy.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
@@ -22,8 +25,8 @@ using namespace std::chrono_literals;
 using asio::ip::tcp;
 using testing::ConnectTcp;
 using testing::ContextThread;
-using testing::RecvUntilClosed;
 using testing::RecvExactly;
+using testing::RecvUntilClosed;
 using testing::SendAllFd;
 
 // A raw blocking listening socket on 127.0.0.1 with accept/recv deadlines of 10 s.
@@ -71,8 +74,8 @@ class ProxyHarness {
  public:
   ProxyHarness(tcp::endpoint backend, ProxyOptions options) {
     port_ = io_.Run([&] {
-      auto l = TcpListener::Listen(io_.ctx(), tcp::endpoint(asio::ip::address_v4::loopback(), 0),
-                                   false);
+      auto l =
+          TcpListener::Listen(io_.ctx(), tcp::endpoint(asio::ip::address_v4::loopback(), 0), false);
       if (!l.ok()) return uint16_t{0};
       listener_ = std::move(*l);
       ResultPromise out = result_;
@@ -273,8 +276,8 @@ TEST(TcpProxyTest, ConnectToClosedPortFails) {
     closed_port = gone.port();
   }
   auto keep = std::make_shared<std::vector<tcp::socket>>();
-  Status s = ConnectOnce(io, tcp::endpoint(asio::ip::address_v4::loopback(), closed_port), 2s,
-                         keep);
+  Status s =
+      ConnectOnce(io, tcp::endpoint(asio::ip::address_v4::loopback(), closed_port), 2s, keep);
   EXPECT_EQ(s.code(), Code::kIo) << s.ToString();
   EXPECT_NE(s.message().find("refused"), std::string::npos) << s.message();
   io.Run([&] { keep->clear(); });
@@ -290,6 +293,29 @@ TEST(TcpProxyTest, ConnectWithoutAnswerTimesOut) {
   for (int i = 0; i < 8 && last.ok(); ++i) last = ConnectOnce(io, full.endpoint(), 300ms, keep);
   EXPECT_EQ(last.code(), Code::kUnavailable) << last.ToString();
   EXPECT_NE(last.message().find("no answer within 300 ms"), std::string::npos) << last.message();
+  io.Run([&] { keep->clear(); });
+}
+
+TEST(TcpProxyTest, ConnectWithoutALocalSocketIsResourceExhausted) {
+  ContextThread io;
+  RawListener server;
+  auto keep = std::make_shared<std::vector<tcp::socket>>();
+  // One connect first, so the io_context has created its reactor (epoll, eventfd, timerfd).
+  ASSERT_TRUE(ConnectOnce(io, server.endpoint(), 2s, keep).ok());
+  // Lower this process's descriptor limit to its lowest free descriptor number: every number
+  // below is taken, so the next socket() fails with EMFILE.
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int lowest_free = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(lowest_free, 0);
+  ::close(lowest_free);
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(lowest_free);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  Status s = ConnectOnce(io, server.endpoint(), 2s, keep);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("no local socket"), std::string::npos) << s.message();
   io.Run([&] { keep->clear(); });
 }
 
