@@ -148,6 +148,8 @@ class NatPeersTest : public ::testing::Test {
   void StartDirector(vservice::VirtualServiceTable table) {
     DirectorConfig c;
     c.lookup_port = c.control_port = c.heartbeat_port = c.admin_port = 0;
+    c.ring_port = c.write_port = c.sql_port = c.http_port =
+        0;  // port 0: no clash with a running director
     c.workers = 2;
     c.insecure = true;
     c.log_file = dir_.File("director-log.db");  // absent: replication off
