@@ -3,11 +3,14 @@
 #include <arpa/inet.h>
 #include <openssl/crypto.h>
 
+#include <bit>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "director/default_services.h"
 #include "director/http_json.h"
 #include "director/service_metrics.h"
+#include "sched/scheduler.h"
 
 namespace vsc::director {
 namespace {
@@ -19,16 +22,12 @@ net::HttpResponse Error(int status, const std::string& message) {
   return ErrorResponse(status, message);
 }
 
-std::string Addr(const sockaddr_in& sa) {
-  char buf[INET_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET, &sa.sin_addr, buf, sizeof(buf));
-  return std::string(buf) + ":" + std::to_string(ntohs(sa.sin_port));
-}
-
 Result<json> ParseBody(const std::string& body) { return ParseJsonObject(body); }
 
-const char* kServiceNames[2] = {"UDP", "TCP"};
-const char* kForwardNames[2] = {"Route", "Masq"};
+// /v1/status's protocol names and the rate series' prefixes.
+std::string LookupName(vservice::Proto proto) {
+  return proto == vservice::Proto::kUdp ? "UDP" : "TCP";
+}
 
 }  // namespace
 
@@ -51,12 +50,10 @@ std::string FormatNetmask(uint32_t mask) {
   return buf;
 }
 
-AdminApi::AdminApi(ControlPlane& plane, ControlServer& control,
-                   std::vector<WorkerCounters*> workers, const DirectorConfig& config,
+AdminApi::AdminApi(ControlPlane& plane, ControlServer& control, const DirectorConfig& config,
                    const Clock& clock, std::string token, uint16_t service_port)
     : plane_(plane),
       control_(control),
-      workers_(std::move(workers)),
       config_(config),
       clock_(clock),
       token_(std::move(token)),
@@ -125,16 +122,44 @@ net::HttpResponse AdminApi::ServerAction(const std::string& id, const std::strin
   return Json(200, json{{"ok", true}});
 }
 
+std::vector<ServiceRuntime> AdminApi::LookupRuntime() const {
+  std::vector<ServiceRuntime> out;
+  if (services_ == nullptr) return out;
+  const auto keys = BuiltinServiceKeys(config_, service_port_);
+  std::vector<ServiceRuntime> all = services_->Runtime();
+  for (vservice::Proto proto : {vservice::Proto::kUdp, vservice::Proto::kTcp}) {
+    for (ServiceRuntime& r : all) {
+      if (r.key.proto == proto && keys.contains(r.key)) out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+net::HttpResponse AdminApi::EditLookup(const std::function<void(vservice::ServiceConfig&)>& edit) {
+  if (services_ == nullptr) return Error(409, "this director runs no virtual-service table");
+  vservice::VirtualServiceTable next = services_->table();
+  for (const vservice::ServiceKey& key : BuiltinServiceKeys(config_, service_port_)) {
+    const vservice::VirtualService* vs = next.Find(key);
+    if (vs == nullptr) continue;
+    vservice::ServiceConfig config = vs->config;
+    edit(config);
+    if (auto c = next.EditService(key, config); !c.ok()) return ErrorResponse(c.status());
+  }
+  if (auto c = services_->Commit(std::move(next)); !c.ok()) return ErrorResponse(c.status());
+  return Json(200, json{{"ok", true}});
+}
+
 net::HttpResponse AdminApi::SetScheduler(const std::string& body) {
   auto j = ParseBody(body);
   if (!j.ok()) return Error(400, j.status().message());
   if (!j->contains("scheduler") || !(*j)["scheduler"].is_string()) {
     return Error(400, "body must be {\"scheduler\": \"name\"}");
   }
-  vsc::Status s = plane_.SetScheduler((*j)["scheduler"].get<std::string>());
-  if (!s.ok()) return Error(400, s.message());
-  control_.PublishIfNeeded();
-  return Json(200, json{{"ok", true}});
+  const std::string name = (*j)["scheduler"].get<std::string>();
+  // The scheduler's own refusal names the valid ones.
+  if (auto made = sched::MakeScheduler(name); !made.ok())
+    return Error(400, made.status().message());
+  return EditLookup([&name](vservice::ServiceConfig& c) { c.scheduler = name; });
 }
 
 net::HttpResponse AdminApi::SetPersistence(const std::string& body) {
@@ -143,56 +168,58 @@ net::HttpResponse AdminApi::SetPersistence(const std::string& body) {
   if (!j->contains("timeout_s") || !(*j)["timeout_s"].is_number_unsigned()) {
     return Error(400, "body must be {\"timeout_s\": N, \"netmask\": \"255.255.255.255\"}");
   }
-  uint32_t mask = plane_.settings().persistence_netmask;
+  std::optional<int> prefix;
   if (j->contains("netmask")) {
     if (!(*j)["netmask"].is_string()) return Error(400, "netmask must be a string");
     auto m = ParseNetmask((*j)["netmask"].get<std::string>());
     if (!m.ok()) return Error(400, m.status().message());
-    mask = *m;
+    prefix = std::popcount(*m);
   }
-  vsc::Status s = plane_.SetPersistence((*j)["timeout_s"].get<uint32_t>(), mask);
-  if (!s.ok()) return Error(400, s.message());
-  control_.PublishIfNeeded();
-  return Json(200, json{{"ok", true}});
+  const uint32_t timeout_s = (*j)["timeout_s"].get<uint32_t>();
+  return EditLookup([&](vservice::ServiceConfig& c) {
+    if (timeout_s == 0) {
+      c.persistence.reset();
+      return;
+    }
+    const int keep = c.persistence ? c.persistence->prefix_len : 32;
+    c.persistence = vservice::Persistence{timeout_s, prefix.value_or(keep)};
+  });
 }
 
 void AdminApi::SampleRates() {
   if (service_routes_) service_routes_->SampleRates();
   const TimePoint now = clock_.Now();
-  for (int svc = 0; svc < 2; ++svc) {
-    rates_.Update(std::string("svc/") + kServiceNames[svc], SumService(workers_, svc), now);
-    for (const auto& rec : plane_.membership().Snapshot()) {
-      int slot = plane_.SlotOf(rec.reg.id);
-      if (slot < 0) continue;
-      rates_.Update(std::string(kServiceNames[svc]) + "/" + rec.reg.id,
-                    SumServer(workers_, svc, static_cast<uint32_t>(slot)), now);
-    }
+  for (const ServiceRuntime& r : LookupRuntime()) {
+    const std::string name = LookupName(r.key.proto);
+    rates_.Update("svc/" + name, ServiceTotals(r), now);
+    for (const DestRuntime& d : r.dests)
+      rates_.Update(name + "/" + d.server_id, DestTotals(d), now);
   }
 }
 
 net::HttpResponse AdminApi::Status() {
   json services = json::array();
-  const auto& settings = plane_.settings();
-  ViewPtr view = plane_.PeekView();
-  for (int svc = 0; svc < 2; ++svc) {
+  for (const ServiceRuntime& r : LookupRuntime()) {
+    const vservice::VirtualService* vs = services_->table().Find(r.key);
+    if (vs == nullptr) continue;
+    const bool udp = r.key.proto == vservice::Proto::kUdp;
+    const std::string name = LookupName(r.key.proto);
     json servers = json::array();
-    for (const auto& vs : view->services[svc]) {
-      const membership::ServerRecord* rec = plane_.membership().Find(vs.id);
+    for (const DestRuntime& d : r.dests) {
+      const membership::ServerRecord* rec = plane_.membership().Find(d.server_id);
       if (rec == nullptr) continue;
-      Totals t = SumServer(workers_, svc, vs.slot);
-      const std::string key = std::string(kServiceNames[svc]) + "/" + vs.id;
       // In dr mode the director never sees a request end: the server's own in-flight count is
       // its active work. Through the TCP proxy the director counts open connections itself.
-      uint64_t active = svc == kUdpService ? rec->load.in_flight : t.active;
-      servers.push_back({{"id", vs.id},
-                         {"address", Addr(vs.address)},
-                         {"forward", kForwardNames[svc]},
+      uint64_t active = udp ? rec->load.in_flight : d.active_conns;
+      servers.push_back({{"id", d.server_id},
+                         {"address", vservice::ToString(d.dest)},
+                         {"forward", udp ? "Route" : "Masq"},
                          {"weight", rec->weight},
                          {"active", active},
                          {"inactive", 0},
                          {"state", membership::StateName(rec->state)},
-                         {"stats", TotalsJson(t)},
-                         {"rates", RatesJson(rates_.Get(key))},
+                         {"stats", TotalsJson(DestTotals(d))},
+                         {"rates", RatesJson(rates_.Get(name + "/" + d.server_id))},
                          {"load",
                           {{"run_queue", rec->load.run_queue},
                            {"cpu_pct", rec->load.cpu_pct},
@@ -200,50 +227,63 @@ net::HttpResponse AdminApi::Status() {
                            {"response_ms", rec->load.response_ms}}},
                          {"heartbeats", rec->heartbeats}});
     }
-    services.push_back({{"protocol", kServiceNames[svc]},
-                        {"address", config_.listen + ":" + std::to_string(service_port_)},
-                        {"scheduler", settings.scheduler},
-                        {"persistence_timeout_s", settings.persistence_timeout_s},
-                        {"persistence_netmask", FormatNetmask(settings.persistence_netmask)},
-                        {"stats", TotalsJson(SumService(workers_, svc))},
-                        {"rates", RatesJson(rates_.Get(std::string("svc/") + kServiceNames[svc]))},
-                        {"servers", servers}});
+    const auto& p = vs->config.persistence;
+    const int prefix = p ? p->prefix_len : 32;
+    services.push_back(
+        {{"protocol", name},
+         {"address", config_.listen + ":" + std::to_string(service_port_)},
+         {"scheduler", vs->config.scheduler},
+         {"persistence_timeout_s", p ? p->timeout_s : 0},
+         {"persistence_netmask", FormatNetmask(prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix))},
+         {"stats", TotalsJson(ServiceTotals(r))},
+         {"rates", RatesJson(rates_.Get("svc/" + name))},
+         {"servers", servers}});
   }
   return Json(200, json{{"version", "vsc 0.1.0"}, {"services", services}});
 }
 
-net::HttpResponse AdminApi::Metrics() {
-  std::ostringstream o;
-  auto sum = [&](auto member) {
-    uint64_t v = 0;
-    for (const WorkerCounters* w : workers_) v += (w->*member).Get();
-    return v;
-  };
+void AdminApi::LookupMetrics(std::ostream& o) {
+  ServiceRuntime udp, tcp;
+  for (ServiceRuntime& r : LookupRuntime()) {
+    (r.key.proto == vservice::Proto::kUdp ? udp : tcp) = std::move(r);
+  }
+  uint64_t connect_failed = 0;
+  for (const DestRuntime& d : tcp.dests) connect_failed += d.connect_failures;
   o << "# HELP vsc_datagrams_received_total Lookup datagrams received by the director.\n"
     << "# TYPE vsc_datagrams_received_total counter\n"
-    << "vsc_datagrams_received_total " << sum(&WorkerCounters::rx_datagrams) << "\n"
+    << "vsc_datagrams_received_total " << udp.packets_in << "\n"
     << "# HELP vsc_datagrams_forwarded_total Lookup datagrams forwarded to a real server (dr).\n"
     << "# TYPE vsc_datagrams_forwarded_total counter\n"
-    << "vsc_datagrams_forwarded_total " << sum(&WorkerCounters::forwarded) << "\n"
+    << "vsc_datagrams_forwarded_total " << udp.connections << "\n"
     << "# HELP vsc_datagrams_dropped_total Lookup datagrams dropped, by reason.\n"
     << "# TYPE vsc_datagrams_dropped_total counter\n"
-    << "vsc_datagrams_dropped_total{reason=\"malformed\"} "
-    << sum(&WorkerCounters::dropped_malformed) << "\n"
-    << "vsc_datagrams_dropped_total{reason=\"no_server\"} "
-    << sum(&WorkerCounters::dropped_no_server) << "\n"
-    << "vsc_datagrams_dropped_total{reason=\"too_large\"} "
-    << sum(&WorkerCounters::dropped_too_large) << "\n"
+    << "vsc_datagrams_dropped_total{reason=\"malformed\"} " << udp.malformed << "\n"
+    << "vsc_datagrams_dropped_total{reason=\"no_server\"} " << udp.no_dest << "\n"
+    << "vsc_datagrams_dropped_total{reason=\"too_large\"} " << udp.too_large << "\n"
     << "# HELP vsc_replies_seen_total Replies that passed through the director (0 in dr mode).\n"
     << "# TYPE vsc_replies_seen_total counter\n"
-    << "vsc_replies_seen_total " << SumService(workers_, kUdpService).out_packets << "\n"
+    << "vsc_replies_seen_total " << udp.packets_out << "\n"
     << "# HELP vsc_tcp_connections_total TCP connections accepted by the lookup proxy.\n"
     << "# TYPE vsc_tcp_connections_total counter\n"
-    << "vsc_tcp_connections_total " << sum(&WorkerCounters::tcp_accepted) << "\n"
-    << "# HELP vsc_tcp_refused_total TCP connections closed without a server, by reason.\n"
+    << "vsc_tcp_connections_total " << tcp.connections + tcp.no_dest << "\n"
+    << "# HELP vsc_tcp_refused_total TCP lookup connections closed without a server "
+       "(no_server), connects to a server that failed and were redispatched (connect_failed).\n"
     << "# TYPE vsc_tcp_refused_total counter\n"
-    << "vsc_tcp_refused_total{reason=\"no_server\"} " << sum(&WorkerCounters::tcp_no_server) << "\n"
-    << "vsc_tcp_refused_total{reason=\"connect_failed\"} "
-    << sum(&WorkerCounters::tcp_connect_failed) << "\n";
+    << "vsc_tcp_refused_total{reason=\"no_server\"} " << tcp.no_dest << "\n"
+    << "vsc_tcp_refused_total{reason=\"connect_failed\"} " << connect_failed << "\n";
+  o << "# HELP vsc_server_requests_total Requests (UDP) and connections (TCP) sent to a server.\n"
+    << "# TYPE vsc_server_requests_total counter\n";
+  for (const ServiceRuntime* r : {&udp, &tcp}) {
+    for (const DestRuntime& d : r->dests) {
+      o << "vsc_server_requests_total{server=\"" << d.server_id << "\",protocol=\""
+        << LookupName(r->key.proto) << "\"} " << d.connections << "\n";
+    }
+  }
+}
+
+net::HttpResponse AdminApi::Metrics() {
+  std::ostringstream o;
+  LookupMetrics(o);
   const ControlCounters& c = control_.counters();
   o << "# HELP vsc_control_dropped_total Control and heartbeat messages dropped, by reason.\n"
     << "# TYPE vsc_control_dropped_total counter\n"
@@ -303,17 +343,6 @@ net::HttpResponse AdminApi::Metrics() {
     << "# TYPE vsc_server_run_queue gauge\n";
   for (const auto& rec : snapshot) {
     o << "vsc_server_run_queue{server=\"" << rec.reg.id << "\"} " << rec.load.run_queue << "\n";
-  }
-  o << "# HELP vsc_server_requests_total Requests (UDP) and connections (TCP) sent to a server.\n"
-    << "# TYPE vsc_server_requests_total counter\n";
-  for (const auto& rec : snapshot) {
-    int slot = plane_.SlotOf(rec.reg.id);
-    if (slot < 0) continue;
-    for (int svc = 0; svc < 2; ++svc) {
-      o << "vsc_server_requests_total{server=\"" << rec.reg.id << "\",protocol=\""
-        << kServiceNames[svc] << "\"} "
-        << SumServer(workers_, svc, static_cast<uint32_t>(slot)).conns << "\n";
-    }
   }
   ReplicationMetrics(o);
   for (const auto& render : extra_metrics_) o << render();

@@ -3,8 +3,8 @@
 //   POST /v1/servers/{id}/weight         {"weight": N}
 //   POST /v1/servers/{id}/drain          DRAINING: weight 0, existing flows finish
 //   POST /v1/servers/{id}/remove         forget a DRAINING or DOWN server
-//   POST /v1/scheduler                   {"scheduler": "rr"}
-//   POST /v1/persistence                 {"timeout_s": 360, "netmask": "255.255.255.0"}
+//   POST /v1/scheduler                   {"scheduler": "rr"}: the lookup entries' scheduler
+//   POST /v1/persistence                 {"timeout_s": 360, "netmask": "255.255.255.0"}: theirs
 //   GET  /v1/replication                 per replica: applied seq, lag, digest, replication
 //                                        state, window fill; queue depths; log range; epoch
 //   POST /v1/verify                      sequences a checksum marker: {"seq": N}
@@ -25,7 +25,6 @@
 #include "common/clock.h"
 #include "director/control_plane.h"
 #include "director/control_server.h"
-#include "director/counters.h"
 #include "director/director_config.h"
 #include "director/read_router.h"
 #include "director/replicator.h"
@@ -39,9 +38,9 @@ namespace vsc::director {
 
 class AdminApi {
  public:
-  AdminApi(ControlPlane& plane, ControlServer& control, std::vector<WorkerCounters*> workers,
-           const DirectorConfig& config, const Clock& clock, std::string token,
-           uint16_t service_port);
+  // `service_port`: the lookup port; /v1/status lists the built-in lookup entries on it.
+  AdminApi(ControlPlane& plane, ControlServer& control, const DirectorConfig& config,
+           const Clock& clock, std::string token, uint16_t service_port);
 
   // Replication parts, all null when replication is off (its endpoints then answer 409).
   void SetReplication(Replicator* replicator, WriteServer* writes, ReadRouter* reads) {
@@ -51,7 +50,9 @@ class AdminApi {
   }
 
   // More Prometheus text for /metrics from another part of the director (the ring port).
-  void AddMetrics(std::function<std::string()> render) { extra_metrics_.push_back(std::move(render)); }
+  void AddMetrics(std::function<std::string()> render) {
+    extra_metrics_.push_back(std::move(render));
+  }
   // The virtual-service runtime behind /v1/services and the per-service metrics; it outlives
   // this AdminApi.
   void SetServices(ServiceEditor* services);
@@ -71,10 +72,14 @@ class AdminApi {
   net::HttpResponse StartVerify();
   net::HttpResponse VerifyResult(const std::string& seq);
   void ReplicationMetrics(std::ostream& o);
+  void LookupMetrics(std::ostream& o);
+  // The runtime of the built-in lookup entries, UDP first, then TCP (empty without services_).
+  std::vector<ServiceRuntime> LookupRuntime() const;
+  // Edits both built-in entries' configuration through services_ (409 without it).
+  net::HttpResponse EditLookup(const std::function<void(vservice::ServiceConfig&)>& edit);
 
   ControlPlane& plane_;
   ControlServer& control_;
-  std::vector<WorkerCounters*> workers_;
   const DirectorConfig& config_;
   const Clock& clock_;
   std::string token_;

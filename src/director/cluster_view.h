@@ -1,6 +1,6 @@
-// ClusterView: the immutable picture of the cluster that the control thread publishes to the
-// data-plane workers (DESIGN §4). Workers hold a shared_ptr<const ClusterView> and never lock;
-// a new view replaces the old one by asio::post to each worker.
+// ClusterView: the immutable picture of the registered real servers that the control plane
+// builds (DESIGN §4); the ServiceEngine turns it into the built-in lookup entries' ServiceViews
+// (BuildLookupView), which the workers schedule from.
 #pragma once
 
 #include <netinet/in.h>
@@ -23,16 +23,12 @@ inline constexpr int kServiceCount = 2;
 
 struct ViewServer {
   std::string id;
-  uint32_t slot = 0;        // stable index for per-worker counters (assigned at first registration)
-  sockaddr_in address{};    // the server's endpoint for this service (lookup-udp or lookup-tcp)
-  sched::Backend backend;   // weight, availability and load as the schedulers see them
+  sockaddr_in address{};   // the server's endpoint for this service (lookup-udp or lookup-tcp)
+  sched::Backend backend;  // weight, availability and load as the schedulers see them
 };
 
 struct ClusterView {
   uint64_t version = 0;
-  std::string scheduler;             // name of the scheduler the workers must run
-  uint32_t persistence_timeout_s = 0;
-  uint32_t persistence_netmask = 0xffffffff;  // host byte order
   // Per service (kUdpService, kTcpService): the registered servers that declared an endpoint for
   // it, sorted by id. These are the service's only candidates: a server registered without a
   // 'lookup-tcp' endpoint is absent from services[kTcpService], so the TCP proxy never picks it.

@@ -31,7 +31,6 @@ const membership::Endpoint* FindEndpoint(const membership::Registration& reg,
   return nullptr;
 }
 
-
 }  // namespace
 
 membership::Registration ToRegistration(const proto::Register& reg) {
@@ -213,34 +212,14 @@ Status ControlPlane::Remove(const std::string& id, TimePoint now) {
   return Status::Ok();
 }
 
-Status ControlPlane::BeginCatchUp(const std::string& id, const std::string& reason,
-                                  TimePoint now) {
+Status ControlPlane::BeginCatchUp(const std::string& id, const std::string& reason, TimePoint now) {
   VSC_ASSIGN_OR_RETURN(auto transitions, membership_.BeginCatchUp(id, reason, now));
   Log(transitions);
   return Status::Ok();
 }
 
-Status ControlPlane::SetScheduler(const std::string& name) {
-  auto made = sched::MakeScheduler(name);
-  if (!made.ok()) return made.status();
-  if (settings_.scheduler != name) {
-    spdlog::info("scheduler changed from {} to {} by operator", settings_.scheduler, name);
-    settings_.scheduler = name;
-    settings_version_++;
-  }
-  return Status::Ok();
-}
-
-Status ControlPlane::SetPersistence(uint32_t timeout_s, uint32_t netmask) {
-  settings_.persistence_timeout_s = timeout_s;
-  settings_.persistence_netmask = netmask;
-  settings_version_++;
-  return Status::Ok();
-}
-
 bool ControlPlane::StructureChanged() const {
-  return published_membership_version_ != membership_.version() ||
-         published_settings_version_ != settings_version_;
+  return published_membership_version_ != membership_.version();
 }
 
 bool ControlPlane::NeedsPublish() const { return load_changed_ || StructureChanged(); }
@@ -249,7 +228,6 @@ ViewPtr ControlPlane::BuildView() {
   ++view_version_;
   ViewPtr view = PeekView();
   published_membership_version_ = membership_.version();
-  published_settings_version_ = settings_version_;
   load_changed_ = false;
   return view;
 }
@@ -257,14 +235,10 @@ ViewPtr ControlPlane::BuildView() {
 ViewPtr ControlPlane::PeekView() const {
   auto view = std::make_shared<ClusterView>();
   view->version = view_version_;
-  view->scheduler = settings_.scheduler;
-  view->persistence_timeout_s = settings_.persistence_timeout_s;
-  view->persistence_netmask = settings_.persistence_netmask;
   for (const auto& rec : membership_.Snapshot()) {
     if (rec.state == membership::State::kRemoved) continue;
     ViewServer s;
     s.id = rec.reg.id;
-    s.slot = slots_.at(rec.reg.id);
     s.backend.key = sched::StableKey(rec.reg.id);
     s.backend.weight = rec.weight;
     s.backend.available = membership::AcceptsNewWork(rec.state);
@@ -278,11 +252,6 @@ ViewPtr ControlPlane::PeekView() const {
     }
   }
   return view;
-}
-
-int ControlPlane::SlotOf(const std::string& id) const {
-  auto it = slots_.find(id);
-  return it == slots_.end() ? -1 : static_cast<int>(it->second);
 }
 
 }  // namespace vsc::director

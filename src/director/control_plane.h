@@ -1,5 +1,6 @@
-// ControlPlane: the director's control state — membership, server endpoints and slots, the
-// scheduling settings an operator can change at run time — and the ClusterView built from them.
+// ControlPlane: the director's control state — membership, server endpoints and slots — and the
+// ClusterView built from them. (The lookup service's scheduler and persistence are its entries'
+// configuration in the virtual-service table.)
 // No I/O: the ControlServer feeds it decoded messages and `now`, the admin API calls it, and
 // whoever changes it asks NeedsPublish() / BuildView().
 //
@@ -22,9 +23,6 @@
 namespace vsc::director {
 
 struct ControlSettings {
-  std::string scheduler = "wlc";
-  uint32_t persistence_timeout_s = 0;
-  uint32_t persistence_netmask = 0xffffffff;  // host order
   uint32_t max_servers = 1024;
 };
 
@@ -64,16 +62,14 @@ class ControlPlane {
   // Forgets a DRAINING or DOWN server; its incarnation is refused (REFUSAL_REMOVED) if it
   // registers again, so a removed process that still runs cannot rejoin by reconnecting.
   Status Remove(const std::string& id, TimePoint now);
-  Status SetScheduler(const std::string& name);
   // Replication: the server's data is unusable until it has caught up (no new work).
   Status BeginCatchUp(const std::string& id, const std::string& reason, TimePoint now);
-  Status SetPersistence(uint32_t timeout_s, uint32_t netmask);
 
-  // True when the published view is out of date: membership or settings changed, or load figures
+  // True when the published view is out of date: membership changed, or load figures
   // changed since the last BuildView (load is republished at most once per call of the caller's
   // periodic publish).
   bool NeedsPublish() const;
-  // True when membership or settings changed since the last BuildView (not just load).
+  // True when membership changed since the last BuildView (not just load).
   bool StructureChanged() const;
   // Builds the view to publish and marks the current state as published.
   ViewPtr BuildView();
@@ -82,8 +78,6 @@ class ControlPlane {
 
   const membership::Membership& membership() const { return membership_; }
   const ControlSettings& settings() const { return settings_; }
-  // Slot of a server id (for counters), or -1.
-  int SlotOf(const std::string& id) const;
   // Registrations refused, by RegisterAck.Refusal value.
   uint64_t refusals(proto::RegisterAck::Refusal kind) const;
 
@@ -102,9 +96,7 @@ class ControlPlane {
   std::map<std::string, uint64_t, std::less<>> holders_;
   std::map<std::string, uint64_t, std::less<>> removed_;
   std::map<int, uint64_t> refusals_;
-  uint64_t settings_version_ = 0;
   uint64_t published_membership_version_ = ~0ULL;
-  uint64_t published_settings_version_ = ~0ULL;
   bool load_changed_ = false;
   uint64_t view_version_ = 0;
 };

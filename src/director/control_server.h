@@ -25,9 +25,9 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/counter.h"
 #include "common/log_throttle.h"
 #include "director/control_plane.h"
-#include "director/counters.h"
 #include "director/outbox.h"
 #include "director/replicator.h"
 #include "director/ring_router.h"

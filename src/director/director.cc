@@ -148,9 +148,6 @@ Status Director::Bind(bool replication) {
   mc.silent_after = static_cast<int>(config_.silent_after);
   mc.down_after = static_cast<int>(config_.down_after);
   ControlSettings settings;
-  settings.scheduler = config_.scheduler;
-  settings.persistence_timeout_s = config_.persistence_timeout_s;
-  settings.persistence_netmask = *ParseNetmask(config_.persistence_netmask);
   settings.max_servers = config_.max_servers;
   plane_ = std::make_unique<ControlPlane>(mc, settings);
   control_ = std::make_unique<ControlServer>(control_io_, *plane_, key_, clock_,
@@ -160,19 +157,19 @@ Status Director::Bind(bool replication) {
   control_->SetRingRouter(ring_router_.get());
 
   const auto vip = asio::ip::make_address_v4(config_.listen);
-  std::vector<WorkerCounters*> counters;
-  VSC_RETURN_IF_ERROR(BindLookup(vip, counters));
-  VSC_RETURN_IF_ERROR(StartServices(counters));
+  EngineOptions::LookupSockets lookup;
+  VSC_RETURN_IF_ERROR(BindLookup(vip, lookup));
+  VSC_RETURN_IF_ERROR(StartServices(std::move(lookup)));
   // The control server's sessions run only once the control thread does (after Start has
   // given it the replicator), so it may bind and arm now.
   VSC_RETURN_IF_ERROR(control_->Start(asio::ip::tcp::endpoint(vip, config_.control_port),
                                       asio::ip::udp::endpoint(vip, config_.heartbeat_port)));
-  VSC_ASSIGN_OR_RETURN(ring_port_, RingPort::Bind(control_io_,
-                                                  asio::ip::tcp::endpoint(vip, config_.ring_port),
-                                                  *ring_router_));
+  VSC_ASSIGN_OR_RETURN(
+      ring_port_,
+      RingPort::Bind(control_io_, asio::ip::tcp::endpoint(vip, config_.ring_port), *ring_router_));
   ring_port_->Start();
-  admin_ = std::make_unique<AdminApi>(*plane_, *control_, counters, config_, clock_, admin_token_,
-                                      lookup_port_);
+  admin_ =
+      std::make_unique<AdminApi>(*plane_, *control_, config_, clock_, admin_token_, lookup_port_);
   admin_->SetServices(saving_.get());
   admin_->AddMetrics([this] { return ring_port_->RenderMetrics(); });
   admin_http_ = std::make_unique<net::HttpServer>(
@@ -203,48 +200,39 @@ Status Director::Bind(bool replication) {
 }
 
 Status Director::BindLookup(const asio::ip::address_v4& vip,
-                            std::vector<WorkerCounters*>& counters) {
-  sched::SchedulerOptions so;
-  so.mh_table_size = config_.mh_table_size;
-  so.dwlc_reference_ms = config_.dwlc_reference_ms;
+                            EngineOptions::LookupSockets& sockets) {
   uint16_t port = config_.lookup_port;
   for (size_t i = 0; i < pool_.size(); ++i) {
-    worker_counters_.push_back(std::make_unique<WorkerCounters>(config_.max_servers));
-    counters.push_back(worker_counters_.back().get());
-    auto& io = pool_.context(i);
-    udp_.push_back(std::make_unique<UdpService>(io, clock_, *worker_counters_.back(), so));
-    tcp_.push_back(std::make_unique<TcpService>(io, clock_, *worker_counters_.back(), so));
     // The first worker may bind port 0; the others join the port it got (SO_REUSEPORT).
     net::UdpBatchOptions uo;
     uo.reuse_port = true;
     uo.max_datagram = proto::kMaxLookupDatagram + 1;  // +1 so an oversize one shows as such
-    auto pair = net::BindTcpUdpPair(io, vip, port, uo);
+    auto pair = net::BindTcpUdpPair(pool_.context(i), vip, port, uo);
     if (!pair.ok()) return pair.status().Annotate("lookup service");
     port = pair->port;
-    udp_.back()->Start(std::move(pair->udp),
-                       std::chrono::milliseconds(config_.heartbeat_interval_ms));
-    tcp_.back()->Start(std::move(pair->tcp));
+    sockets.udp.push_back(std::move(pair->udp));
+    sockets.tcp.push_back(std::move(pair->tcp));
   }
   lookup_port_ = port;
   return Status::Ok();
 }
 
-Status Director::StartServices(std::vector<WorkerCounters*> lookup_counters) {
+Status Director::StartServices(EngineOptions::LookupSockets lookup) {
   EngineOptions eo;
   eo.sched.mh_table_size = config_.mh_table_size;
   eo.sched.dwlc_reference_ms = config_.dwlc_reference_ms;
   eo.nat.connect_timeout = std::chrono::milliseconds(config_.nat_connect_timeout_ms);
   eo.udp_session_timeout = std::chrono::seconds(config_.udp_session_timeout_s);
   eo.builtin = BuiltinServiceKeys(config_, lookup_port_);
-  eo_builtin_ = eo.builtin;
-  eo.lookup_counters = std::move(lookup_counters);
+  eo.lookup = std::move(lookup);
+  eo.dr_decay_period = std::chrono::milliseconds(config_.heartbeat_interval_ms);
+  const std::set<vservice::ServiceKey> builtin = eo.builtin;
   engine_ = std::make_unique<ServiceEngine>(control_io_, pool_, clock_, *plane_, std::move(eo));
   VSC_ASSIGN_OR_RETURN(auto table, InitialServiceTable(config_, lookup_port_));
   VSC_RETURN_IF_ERROR(engine_->Commit(std::move(table)).status().Annotate("virtual services"));
   // Every change from here on is saved (the start's own table is already on disk or in the
   // configuration file); the built-in entries come from the [director] keys at every start.
-  saving_ = std::make_unique<SavingServiceEditor>(*engine_, ServicesFilePath(config_),
-                                                  eo_builtin_);
+  saving_ = std::make_unique<SavingServiceEditor>(*engine_, ServicesFilePath(config_), builtin);
   return Status::Ok();
 }
 
@@ -301,16 +289,8 @@ void Director::ArmRateTimer() {
   });
 }
 
-void Director::Publish(ViewPtr view) {
+void Director::Publish(ViewPtr) {
   if (engine_) engine_->OnMembershipChanged();
-  for (size_t i = 0; i < pool_.size(); ++i) {
-    UdpService* u = udp_[i].get();
-    TcpService* t = tcp_[i].get();
-    pool_.Post(i, [u, t, view] {
-      u->OnView(view);
-      t->OnView(view);
-    });
-  }
 }
 
 void Director::Stop() {
@@ -328,14 +308,6 @@ void Director::Stop() {
     ring_port_->Stop();
     control_io_.stop();
   });
-  for (size_t i = 0; i < pool_.size(); ++i) {
-    UdpService* u = udp_[i].get();
-    TcpService* t = tcp_[i].get();
-    pool_.Post(i, [u, t] {
-      u->Stop();
-      t->Stop();
-    });
-  }
   if (control_thread_.joinable()) control_thread_.join();
   pool_.Stop();
   pool_.Join();

@@ -1,9 +1,10 @@
 // Director: the composition of the load balancer (DESIGN §2-§4). Owns the control thread (control
 // sessions, heartbeats, membership, health checks, admin API, and with replication the
-// Replicator, the write port and the SQL read port) and the worker pool (one UdpService and one
-// TcpService per worker for the lookup service, and the ServiceEngine's data paths of every
-// other virtual service, each with its own SO_REUSEPORT sockets). The control thread publishes each new ClusterView to
-// every worker by asio::post. Replication runs when schema_db is set or log_file exists.
+// Replicator, the write port and the SQL read port) and the worker pool, where the
+// ServiceEngine runs the data paths of every virtual service, the built-in lookup entries
+// included, each with its own SO_REUSEPORT sockets per worker. Each new ClusterView (membership)
+// makes the engine publish new service views to the workers. Replication runs when schema_db
+// is set or log_file exists.
 //
 // Lifecycle: construct → Start() → Stop() (stops accepting, closes sessions, joins threads).
 // Start/Stop from one thread. Start runs in an order that makes a failed start harmless: it
@@ -28,17 +29,14 @@
 #include "director/admin_api.h"
 #include "director/control_plane.h"
 #include "director/control_server.h"
-#include "director/ring_port.h"
-#include "director/ring_router.h"
-#include "director/counters.h"
 #include "director/director_config.h"
 #include "director/read_router.h"
 #include "director/replicator.h"
+#include "director/ring_port.h"
+#include "director/ring_router.h"
 #include "director/service_engine.h"
 #include "director/service_store.h"
 #include "director/sql_http_api.h"
-#include "director/tcp_service.h"
-#include "director/udp_service.h"
 #include "director/write_server.h"
 #include "net/http_server.h"
 #include "net/worker_pool.h"
@@ -85,11 +83,12 @@ class Director {
   // Every socket, no file written; with replication the write and SQL sockets wait in
   // write_listener_ / sql_socket_ for StartReplication.
   Status Bind(bool replication);
-  Status BindLookup(const asio::ip::address_v4& vip, std::vector<WorkerCounters*>& counters);
+  // The lookup entries' sockets, TCP and UDP on one port (lookup_port, which may be 0).
+  Status BindLookup(const asio::ip::address_v4& vip, EngineOptions::LookupSockets& sockets);
   Status StartReplication();
   // The service engine and the initial table (config.services plus the built-in lookup
   // entries), every socket bound.
-  Status StartServices(std::vector<WorkerCounters*> lookup_counters);
+  Status StartServices(EngineOptions::LookupSockets lookup);
   // The rqlite-compatible HTTP API's handler, on the replicator when there is one (its port is
   // bound by Bind; no request is served before the control thread runs).
   void StartSqlHttp();
@@ -102,24 +101,20 @@ class Director {
   asio::io_context control_io_;
   std::thread control_thread_;
   net::WorkerPool pool_;
-  std::vector<std::unique_ptr<WorkerCounters>> worker_counters_;
-  std::vector<std::unique_ptr<UdpService>> udp_;
-  std::vector<std::unique_ptr<TcpService>> tcp_;
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<ServiceEngine> engine_;
-  std::set<vservice::ServiceKey> eo_builtin_;       // the built-in lookup entries' keys
-  std::unique_ptr<SavingServiceEditor> saving_;    // engine_, saving every change
+  std::unique_ptr<SavingServiceEditor> saving_;  // engine_, saving every change
   std::unique_ptr<RingRouter> ring_router_;
-  std::unique_ptr<RingPort> ring_port_;  // clients: table, owner, via-director
-  std::unique_ptr<Replicator> replicator_;    // null when replication is off
+  std::unique_ptr<RingPort> ring_port_;     // clients: table, owner, via-director
+  std::unique_ptr<Replicator> replicator_;  // null when replication is off
   std::unique_ptr<WriteServer> write_server_;
   std::unique_ptr<ReadRouter> read_router_;
   std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<net::HttpServer> admin_http_;
-  std::unique_ptr<SqlHttpApi> sql_http_;              // the rqlite-compatible API
+  std::unique_ptr<SqlHttpApi> sql_http_;  // the rqlite-compatible API
   std::unique_ptr<net::HttpServer> sql_http_server_;
-  std::optional<HttpUsers> http_users_;               // from http_auth, loaded by Bind
+  std::optional<HttpUsers> http_users_;  // from http_auth, loaded by Bind
   std::unique_ptr<asio::steady_timer> rate_timer_;
   std::optional<FileLock> log_lock_;                  // with replication, from Start on
   std::unique_ptr<net::TcpListener> write_listener_;  // bound, until StartReplication

@@ -28,18 +28,19 @@ namespace vsc::director {
 // -L's ActiveConn/InActConn columns, the check state), the admin API and metrics.
 struct DestRuntime {
   vservice::AddrPort dest;
-  std::string server_id;        // the agent's id, or empty for a static server
-  bool usable = false;          // membership (agent) and health check (static) both say so
-  std::string state;            // "ACTIVE", "DRAINING", "DOWN", ... or "UP"/"DOWN" for a check
-  std::string check_result;     // last check result ("ok: connected", "failed: ..."), or empty
+  std::string server_id;          // the agent's id, or empty for a static server
+  bool usable = false;            // membership (agent) and health check (static) both say so
+  std::string state;              // "ACTIVE", "DRAINING", "DOWN", ... or "UP"/"DOWN" for a check
+  std::string check_result;       // last check result ("ok: connected", "failed: ..."), or empty
   uint32_t effective_weight = 0;  // after inhibit_on_failure / misc_dynamic / drain
-  uint64_t active_conns = 0;    // cluster-wide, across workers
+  uint64_t active_conns = 0;      // cluster-wide, across workers
   uint64_t inactive_conns = 0;
-  uint64_t connections = 0;     // totals since start or the last zero (ipvsadm -Z)
+  uint64_t connections = 0;  // totals since start or the last zero (ipvsadm -Z)
   uint64_t packets_in = 0;
   uint64_t packets_out = 0;
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
+  uint64_t connect_failures = 0;  // nat: connects that failed (each flow was redispatched)
 };
 
 struct ServiceRuntime {
@@ -50,6 +51,11 @@ struct ServiceRuntime {
   uint64_t packets_out = 0;
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
+  // Refusals since start (not zeroed by ipvsadm -Z): no usable destination and no sorry
+  // server; for the lookup entry over UDP, datagrams that are no lookup request or too large.
+  uint64_t no_dest = 0;
+  uint64_t malformed = 0;
+  uint64_t too_large = 0;
 };
 
 class ServiceEditor {

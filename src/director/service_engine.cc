@@ -4,6 +4,8 @@
 
 #include <asio/post.hpp>
 
+#include "director/lookup_view.h"
+#include "director/udp_dr_service.h"
 #include "director/udp_nat_service.h"
 
 namespace vsc::director {
@@ -71,9 +73,31 @@ ServiceEngine::ServiceEngine(asio::io_context& control, net::WorkerPool& pool, c
       checker_(
           control, clock,
           [this](const ServiceKey& s, const AddrPort& d, bool up, std::optional<uint32_t> weight,
-                 const std::string&) { OnHealth(s, d, up, weight); }) {
+                 const std::string&) { OnHealth(s, d, up, weight); }),
+      decay_timer_(control) {
   checker_.SetProbeObserver(
       [this](const ServiceKey& s, const AddrPort& d, bool ok) { OnProbe(s, d, ok); });
+  ArmDecay();
+}
+
+// In dr mode the director never sees a request end, so a destination's `active` figure counts
+// recent requests: halved every period, it follows the request rate, which lc/wlc compare.
+void ServiceEngine::ArmDecay() {
+  decay_timer_.expires_after(options_.dr_decay_period);
+  decay_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec || stopped_) return;
+    for (const auto& [key, run] : running_) {
+      if (!run.view) continue;
+      for (const DestView& d : run.view->dests) {
+        if (d.method != vservice::Method::kDr) continue;
+        uint64_t v = Read(d.stats->active);
+        // Workers add concurrently: retry until the halving lands on the value it read.
+        while (!d.stats->active.compare_exchange_weak(v, v / 2, std::memory_order_relaxed)) {
+        }
+      }
+    }
+    ArmDecay();
+  });
 }
 
 ServiceEngine::~ServiceEngine() { Stop(); }
@@ -104,8 +128,35 @@ std::vector<Change> ServiceEngine::Diff(const vservice::VirtualServiceTable& nex
   return removed;
 }
 
+Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::AdoptLookupSockets(
+    const ServiceKey& key) {
+  std::vector<std::shared_ptr<WorkerService>> workers;
+  auto& tcp = options_.lookup.tcp;
+  auto& udp = options_.lookup.udp;
+  const bool is_tcp = key.proto == vservice::Proto::kTcp;
+  if ((is_tcp ? tcp.size() : udp.size()) != pool_.size()) {
+    return Internal(vservice::ToString(key) +
+                    ": the director bound no socket per worker for the built-in lookup entry");
+  }
+  auto on_failure = [this](const ServiceKey& s, const AddrPort& d, const std::string&) {
+    asio::post(control_, [this, s, d] { OnConnectFailure(s, d); });
+  };
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    if (is_tcp) {
+      workers.push_back(std::make_shared<TcpNatService>(
+          pool_.context(i), clock_, options_.sched, options_.nat, on_failure, std::move(tcp[i])));
+    } else {
+      workers.push_back(std::make_shared<UdpDrService>(pool_.context(i), clock_, options_.sched,
+                                                       std::move(udp[i])));
+    }
+  }
+  (is_tcp ? tcp.clear() : udp.clear());
+  return workers;
+}
+
 Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
     const ServiceKey& key) {
+  if (options_.builtin.contains(key)) return AdoptLookupSockets(key);
   std::vector<std::shared_ptr<WorkerService>> workers;
   const std::string what = vservice::ToString(key);
   auto on_failure = [this](const ServiceKey& s, const AddrPort& d, const std::string&) {
@@ -138,23 +189,28 @@ Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
   return workers;
 }
 
-Result<std::vector<Change>> ServiceEngine::Commit(vservice::VirtualServiceTable next) {
-  if (stopped_) return FailedPrecondition("the director is stopping; no change was made");
-  // The built-in lookup entries stay whatever `next` says of them: a table without them (-C,
-  // -R, a SIGHUP reload of the [[service]] tables) keeps them; one that changes them is refused.
+Status ServiceEngine::CheckBuiltins(vservice::VirtualServiceTable& next) const {
+  // A table without them (-C, -R, a SIGHUP reload of the [[service]] tables) keeps them as they
+  // run; their configuration may change like any entry's, their destinations are the agents.
   for (const ServiceKey& key : options_.builtin) {
     const VirtualService* now = table_.Find(key);
-    if (now == nullptr) continue;
     const VirtualService* then = next.Find(key);
-    if (then == nullptr) {
+    if (then == nullptr && now != nullptr) {
       VSC_RETURN_IF_ERROR(next.AddService(key, now->config).status());
-    } else if (!(*now == *then)) {
+    } else if (then != nullptr && !then->dests.empty()) {
       return FailedPrecondition(
           vservice::ToString(key) +
-          " is the built-in lookup service, served to the registered agents; it cannot be "
-          "edited through the table (set its scheduler with `vsc adm scheduler`)");
+          " is the built-in lookup service: its destinations are the registered agents (vsc "
+          "realserver), not table entries; set an agent's weight with `vsc adm weight ID N` or "
+          "drain it with `vsc adm drain ID`");
     }
   }
+  return Status::Ok();
+}
+
+Result<std::vector<Change>> ServiceEngine::Commit(vservice::VirtualServiceTable next) {
+  if (stopped_) return FailedPrecondition("the director is stopping; no change was made");
+  VSC_RETURN_IF_ERROR(CheckBuiltins(next));
   for (const auto& [key, vs] : next.services()) {
     for (const auto& [addr, cfg] : vs.dests) {
       if (cfg.check) {
@@ -168,7 +224,7 @@ Result<std::vector<Change>> ServiceEngine::Commit(vservice::VirtualServiceTable 
   // Bind every new socket first: a failure here leaves everything as it was.
   std::map<ServiceKey, std::vector<std::shared_ptr<WorkerService>>> bound;
   for (const auto& [key, vs] : next.services()) {
-    if (table_.Find(key) != nullptr || options_.builtin.contains(key)) continue;
+    if (table_.Find(key) != nullptr) continue;
     VSC_ASSIGN_OR_RETURN(bound[key], BindService(key));
   }
   // Nothing can fail from here on.
@@ -178,7 +234,6 @@ Result<std::vector<Change>> ServiceEngine::Commit(vservice::VirtualServiceTable 
   vservice::VirtualServiceTable old = std::move(table_);
   table_ = std::move(next);
   for (const auto& [key, vs] : table_.services()) {
-    if (options_.builtin.contains(key)) continue;
     SyncChecks(old.Find(key), &vs);
     if (auto it = bound.find(key); it != bound.end()) {
       StartService(vs, std::move(it->second));
@@ -243,28 +298,52 @@ void ServiceEngine::SyncChecks(const VirtualService* old, const VirtualService* 
   }
 }
 
+ServiceViewPtr ServiceEngine::BuildView(const VirtualService& vs, Running& run) {
+  auto stats_of = [&run](const AddrPort& addr) {
+    auto& stats = run.dests[addr];
+    if (!stats) stats = std::make_shared<DestStats>();
+    return stats;
+  };
+  std::shared_ptr<ServiceView> view;
+  if (options_.builtin.contains(vs.key)) {
+    ViewPtr cluster = plane_.PeekView();
+    const std::vector<ViewServer>& candidates = cluster->services[LookupServiceIndex(vs.key.proto)];
+    std::vector<LookupDestInputs> inputs;
+    for (const ViewServer& s : candidates) {
+      LookupDestInputs in;
+      if (const auto* rec = plane_.membership().Find(s.id)) {
+        in.state = std::string(membership::StateName(rec->state));
+      }
+      in.stats = stats_of(LookupAddress(s));
+      inputs.push_back(std::move(in));
+    }
+    view = BuildLookupView(vs, candidates, inputs, ++version_);
+  } else {
+    std::vector<DestInputs> inputs;
+    for (const auto& [addr, cfg] : vs.dests) {
+      DestInputs in;
+      if (auto v = verdicts_.find({vs.key, addr}); v != verdicts_.end()) {
+        in.check_up = v->second.up;
+        in.check_weight = v->second.weight;
+        in.passive_down = v->second.passive_down;
+      }
+      if (!cfg.agent_id.empty()) in.agent = plane_.membership().Find(cfg.agent_id);
+      in.stats = stats_of(addr);
+      inputs.push_back(std::move(in));
+    }
+    view = BuildServiceView(vs, inputs, ++version_);
+  }
+  view->stats = run.stats;
+  view->sorry_stats = run.sorry;
+  return view;
+}
+
 void ServiceEngine::Publish(const ServiceKey& key) {
   const VirtualService* vs = table_.Find(key);
   auto it = running_.find(key);
   if (vs == nullptr || it == running_.end()) return;
   Running& run = it->second;
-  std::vector<DestInputs> inputs;
-  for (const auto& [addr, cfg] : vs->dests) {
-    DestInputs in;
-    if (auto v = verdicts_.find({key, addr}); v != verdicts_.end()) {
-      in.check_up = v->second.up;
-      in.check_weight = v->second.weight;
-      in.passive_down = v->second.passive_down;
-    }
-    if (!cfg.agent_id.empty()) in.agent = plane_.membership().Find(cfg.agent_id);
-    auto& stats = run.dests[addr];
-    if (!stats) stats = std::make_shared<DestStats>();
-    in.stats = stats;
-    inputs.push_back(std::move(in));
-  }
-  auto view = BuildServiceView(*vs, inputs, ++version_);
-  view->stats = run.stats;
-  view->sorry_stats = run.sorry;
+  ServiceViewPtr view = BuildView(*vs, run);
   run.view = view;
   for (size_t i = 0; i < run.workers.size(); ++i) {
     pool_.Post(i, [w = run.workers[i], view] { w->OnView(view); });
@@ -301,6 +380,10 @@ void ServiceEngine::OnConnectFailure(const ServiceKey& s, const AddrPort& d) {
 
 void ServiceEngine::OnMembershipChanged() {
   for (const auto& [key, vs] : table_.services()) {
+    if (options_.builtin.contains(key)) {
+      Publish(key);
+      continue;
+    }
     for (const auto& [addr, cfg] : vs.dests) {
       if (cfg.agent_id.empty()) continue;
       Publish(key);
@@ -312,6 +395,7 @@ void ServiceEngine::OnMembershipChanged() {
 void ServiceEngine::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  decay_timer_.cancel();
   std::vector<ServiceKey> keys;
   for (const auto& [key, run] : running_) keys.push_back(key);
   for (const ServiceKey& key : keys) StopService(key);

@@ -6,10 +6,13 @@
 // per service to the workers whenever a verdict, a membership state or the table changes.
 //
 // Built-in services: the lookup service's two entries (UDP dr and TCP nat on lookup_port) are
-// ordinary entries of the table, declared by default, whose destinations are the registered
-// agents; they are served by the lookup runtime (UdpService, TcpService) from the ControlPlane's
-// ClusterView. Commit keeps them when the next table leaves them out (ipvsadm -C, -R, a SIGHUP
-// reload) and refuses a next table that changes them (FailedPrecondition saying so).
+// ordinary entries of the table, declared by default and served like any other (UdpDrService,
+// TcpNatService); their destinations are not in the table but the registered agents that
+// declared the lookup endpoints, as the ControlPlane's ClusterView lists them
+// (BuildLookupView). Their configuration (scheduler, persistence, sorry server) is edited like
+// any entry's. Commit keeps them when the next table leaves them out (ipvsadm -C, -R, a SIGHUP
+// reload) and refuses a next table that gives them destinations (FailedPrecondition saying so).
+// Their sockets are bound by the director before the first Commit (EngineOptions::lookup).
 //
 // Commit binds every new socket before it changes anything: a port in use fails the whole
 // commit and leaves everything as it was.
@@ -20,6 +23,7 @@
 #pragma once
 
 #include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,7 +32,6 @@
 
 #include "common/clock.h"
 #include "director/control_plane.h"
-#include "director/counters.h"
 #include "director/health_checker.h"
 #include "director/service_editor.h"
 #include "director/service_view.h"
@@ -36,6 +39,8 @@
 #include "director/stats.h"
 #include "director/tcp_nat_service.h"
 #include "director/worker_service.h"
+#include "net/tcp_listener.h"
+#include "net/udp_batch.h"
 #include "net/worker_pool.h"
 
 namespace vsc::director {
@@ -44,9 +49,15 @@ struct EngineOptions {
   sched::SchedulerOptions sched;
   NatOptions nat;
   Duration udp_session_timeout = std::chrono::seconds(300);  // ipvsadm --set udp
-  std::set<vservice::ServiceKey> builtin;                    // served by the lookup runtime
-  // The lookup runtime's counters, for the built-in services' figures in Runtime().
-  std::vector<WorkerCounters*> lookup_counters;
+  std::set<vservice::ServiceKey> builtin;                    // the lookup entries' keys
+  // The built-in entries' sockets, one per worker each, bound on one port by the director.
+  struct LookupSockets {
+    std::vector<std::unique_ptr<net::TcpListener>> tcp;
+    std::vector<std::unique_ptr<net::UdpBatchSocket>> udp;
+  };
+  LookupSockets lookup;
+  // dr: how often a destination's recent-request count (its `active` figure) is halved.
+  Duration dr_decay_period = std::chrono::milliseconds(200);
 };
 
 class ServiceEngine : public ServiceEditor {
@@ -66,7 +77,7 @@ class ServiceEngine : public ServiceEditor {
   // Stops every service on its worker (no new flows). Idempotent.
   void Stop();
 
-  // The view last published for a service, or nullptr (built-in or unknown services).
+  // The view last published for a service, or nullptr (unknown services).
   ServiceViewPtr view(const vservice::ServiceKey& key) const;
 
  private:
@@ -85,6 +96,13 @@ class ServiceEngine : public ServiceEditor {
   using DestKey = std::pair<vservice::ServiceKey, vservice::AddrPort>;
 
   Result<std::vector<std::shared_ptr<WorkerService>>> BindService(const vservice::ServiceKey& key);
+  // A built-in entry's data paths, on the sockets the director bound.
+  Result<std::vector<std::shared_ptr<WorkerService>>> AdoptLookupSockets(
+      const vservice::ServiceKey& key);
+  // The built-in entries of `next` as Commit needs them: kept when left out, no destinations.
+  Status CheckBuiltins(vservice::VirtualServiceTable& next) const;
+  ServiceViewPtr BuildView(const vservice::VirtualService& vs, Running& run);
+  void ArmDecay();
   void StartService(const vservice::VirtualService& vs,
                     std::vector<std::shared_ptr<WorkerService>> workers);
   void StopService(const vservice::ServiceKey& key);
@@ -96,9 +114,7 @@ class ServiceEngine : public ServiceEditor {
   void OnProbe(const vservice::ServiceKey& s, const vservice::AddrPort& d, bool ok);
   void OnConnectFailure(const vservice::ServiceKey& s, const vservice::AddrPort& d);
   std::vector<vservice::Change> Diff(const vservice::VirtualServiceTable& next) const;
-  // Runtime() of one service: an engine-run one, or a built-in one from the lookup runtime.
   ServiceRuntime RuntimeOf(const vservice::VirtualService& vs) const;
-  ServiceRuntime BuiltinRuntime(const vservice::ServiceKey& key) const;
   // ipvsadm -Z keeps every counter running and remembers where it stood: Runtime() subtracts.
   Totals Zeroed(const vservice::ServiceKey& key, const std::string& dest, Totals now) const;
 
@@ -111,6 +127,7 @@ class ServiceEngine : public ServiceEditor {
   std::map<vservice::ServiceKey, Running> running_;
   std::map<DestKey, Verdict> verdicts_;
   HealthChecker checker_;
+  asio::steady_timer decay_timer_;
   std::map<std::pair<vservice::ServiceKey, std::string>, Totals> zero_base_;  // "" = service
   uint64_t version_ = 0;
   bool stopped_ = false;

@@ -1,6 +1,4 @@
 // ServiceEngine's figures: Runtime() and ZeroCounters() (ipvsadm -L, -Z).
-#include <arpa/inet.h>
-
 #include <type_traits>
 
 #include "director/service_engine.h"
@@ -58,13 +56,15 @@ Totals ServiceEngine::Zeroed(const vservice::ServiceKey& key, const std::string&
 }
 
 ServiceRuntime ServiceEngine::RuntimeOf(const vservice::VirtualService& vs) const {
-  if (options_.builtin.contains(vs.key)) return BuiltinRuntime(vs.key);
   ServiceRuntime r;
   r.key = vs.key;
   auto it = running_.find(vs.key);
   if (it == running_.end() || !it->second.view) return r;
   const ServiceView& view = *it->second.view;
   Fill(r, Zeroed(vs.key, "", TotalsOf(*view.stats)));
+  r.no_dest = Read(view.stats->no_dest);
+  r.malformed = Read(view.stats->malformed);
+  r.too_large = Read(view.stats->too_large);
   for (const DestView& d : view.dests) {
     DestRuntime dr;
     dr.dest = d.dest;
@@ -76,6 +76,7 @@ ServiceRuntime ServiceEngine::RuntimeOf(const vservice::VirtualService& vs) cons
     Fill(dr, t);
     dr.active_conns = t.active;
     dr.inactive_conns = Read(d.stats->inactive);
+    dr.connect_failures = Read(d.stats->connect_failures);
     r.dests.push_back(std::move(dr));
   }
   for (const CheckSnapshot& c : checker_.Snapshot()) {
@@ -83,31 +84,6 @@ ServiceRuntime ServiceEngine::RuntimeOf(const vservice::VirtualService& vs) cons
     for (DestRuntime& dr : r.dests) {
       if (dr.dest == c.dest) dr.check_result = c.last_result;
     }
-  }
-  return r;
-}
-
-ServiceRuntime ServiceEngine::BuiltinRuntime(const vservice::ServiceKey& key) const {
-  const int svc = key.proto == vservice::Proto::kTcp ? kTcpService : kUdpService;
-  const auto& workers = options_.lookup_counters;
-  ServiceRuntime r;
-  r.key = key;
-  Fill(r, Zeroed(key, "", SumService(workers, svc)));
-  ViewPtr view = plane_.PeekView();
-  for (const ViewServer& s : view->services[svc]) {
-    DestRuntime dr;
-    dr.dest = {vservice::IpAddress::V4(ntohl(s.address.sin_addr.s_addr)),
-               ntohs(s.address.sin_port)};
-    dr.server_id = s.id;
-    dr.usable = sched::CanTakeNewWork(s.backend);
-    if (const auto* rec = plane_.membership().Find(s.id)) {
-      dr.state = std::string(membership::StateName(rec->state));
-    }
-    dr.effective_weight = s.backend.weight;
-    const Totals t = Zeroed(key, vservice::ToString(dr.dest), SumServer(workers, svc, s.slot));
-    Fill(dr, t);
-    dr.active_conns = t.active;
-    r.dests.push_back(std::move(dr));
   }
   return r;
 }

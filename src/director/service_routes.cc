@@ -134,23 +134,6 @@ Status AddWhole(VirtualServiceTable& table, const VirtualService& service) {
   return Status::Ok();
 }
 
-Totals ToTotals(uint64_t conns, uint64_t pin, uint64_t pout, uint64_t bin, uint64_t bout) {
-  Totals t;
-  t.conns = conns;
-  t.in_packets = pin;
-  t.out_packets = pout;
-  t.in_bytes = bin;
-  t.out_bytes = bout;
-  return t;
-}
-
-Totals ServiceTotals(const ServiceRuntime& r) {
-  return ToTotals(r.connections, r.packets_in, r.packets_out, r.bytes_in, r.bytes_out);
-}
-Totals DestTotals(const DestRuntime& d) {
-  return ToTotals(d.connections, d.packets_in, d.packets_out, d.bytes_in, d.bytes_out);
-}
-
 std::string RateKey(const ServiceKey& key) { return "svc " + vservice::KeyText(key); }
 std::string RateKey(const ServiceKey& key, const AddrPort& dest) {
   return "dest " + vservice::KeyText(key) + " " + vservice::ToString(dest);

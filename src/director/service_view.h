@@ -41,6 +41,9 @@ struct ServiceStats {
   std::atomic<uint64_t> no_dest{0};       // refused: no usable destination and no sorry server
   std::atomic<uint64_t> to_sorry{0};      // sent to the sorry server
   std::atomic<uint64_t> redispatched{0};  // a connect failed and another destination took it
+  // The lookup service over UDP (dr): datagrams dropped before scheduling.
+  std::atomic<uint64_t> malformed{0};  // not a lookup request (also: truncated by the kernel)
+  std::atomic<uint64_t> too_large{0};  // no room for the forward header
 };
 
 inline void Bump(std::atomic<uint64_t>& a, uint64_t n = 1) {

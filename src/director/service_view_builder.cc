@@ -40,14 +40,20 @@ DestView BuildDest(const vservice::AddrPort& addr, const vservice::DestConfig& c
 
 }  // namespace
 
-std::shared_ptr<ServiceView> BuildServiceView(const vservice::VirtualService& service,
-                                              const std::vector<DestInputs>& inputs,
-                                              uint64_t version) {
+std::shared_ptr<ServiceView> NewServiceView(const vservice::VirtualService& service, size_t dests,
+                                            uint64_t version) {
   auto view = std::make_shared<ServiceView>();
   view->version = version;
   view->key = service.key;
   view->config = service.config;
-  view->dests.reserve(service.dests.size());
+  view->dests.reserve(dests);
+  return view;
+}
+
+std::shared_ptr<ServiceView> BuildServiceView(const vservice::VirtualService& service,
+                                              const std::vector<DestInputs>& inputs,
+                                              uint64_t version) {
+  auto view = NewServiceView(service, service.dests.size(), version);
   size_t i = 0;
   for (const auto& [addr, config] : service.dests) {
     view->dests.push_back(BuildDest(addr, config, inputs.at(i++)));

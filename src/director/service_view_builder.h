@@ -40,6 +40,11 @@ std::shared_ptr<ServiceView> BuildServiceView(const vservice::VirtualService& se
                                               const std::vector<DestInputs>& inputs,
                                               uint64_t version);
 
+// A view of `service` (version, key, configuration) with room for `dests` destinations and
+// none yet: the start of every view builder.
+std::shared_ptr<ServiceView> NewServiceView(const vservice::VirtualService& service, size_t dests,
+                                            uint64_t version);
+
 // The check a destination is watched by: its own; for a static destination without one, every
 // second, DefaultStaticCheck (a TCP connect) in a TCP service and a UDP_CHECK with no reply
 // required (fails on an ICMP port unreachable within 1 s) in a UDP service; none for an

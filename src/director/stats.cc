@@ -12,30 +12,27 @@ Totals& Totals::operator+=(const Totals& o) {
   return *this;
 }
 
-Totals SumServer(const std::vector<WorkerCounters*>& workers, int service, uint32_t slot) {
+namespace {
+
+Totals ToTotals(uint64_t conns, uint64_t pin, uint64_t pout, uint64_t bin, uint64_t bout) {
   Totals t;
-  for (const WorkerCounters* w : workers) {
-    const ServerCounters& s = w->servers[service][slot];
-    t.conns += s.conns.Get();
-    t.in_packets += s.in_packets.Get();
-    t.out_packets += s.out_packets.Get();
-    t.in_bytes += s.in_bytes.Get();
-    t.out_bytes += s.out_bytes.Get();
-    t.active += s.active.Get();
-  }
+  t.conns = conns;
+  t.in_packets = pin;
+  t.out_packets = pout;
+  t.in_bytes = bin;
+  t.out_bytes = bout;
   return t;
 }
 
-Totals SumService(const std::vector<WorkerCounters*>& workers, int service) {
-  Totals t;
-  for (const WorkerCounters* w : workers) {
-    const ServiceCounters& s = w->services[service];
-    t.conns += s.conns.Get();
-    t.in_packets += s.in_packets.Get();
-    t.out_packets += s.out_packets.Get();
-    t.in_bytes += s.in_bytes.Get();
-    t.out_bytes += s.out_bytes.Get();
-  }
+}  // namespace
+
+Totals ServiceTotals(const ServiceRuntime& r) {
+  return ToTotals(r.connections, r.packets_in, r.packets_out, r.bytes_in, r.bytes_out);
+}
+
+Totals DestTotals(const DestRuntime& d) {
+  Totals t = ToTotals(d.connections, d.packets_in, d.packets_out, d.bytes_in, d.bytes_out);
+  t.active = d.active_conns;
   return t;
 }
 
@@ -48,7 +45,9 @@ void RateEstimator::Update(const std::string& key, const Totals& t, TimePoint no
   Sample& s = it->second;
   const double secs = ToSeconds(now - s.at);
   if (secs <= 0) return;
-  auto rate = [secs](uint64_t a, uint64_t b) { return b >= a ? static_cast<double>(b - a) / secs : 0.0; };
+  auto rate = [secs](uint64_t a, uint64_t b) {
+    return b >= a ? static_cast<double>(b - a) / secs : 0.0;
+  };
   s.rates.cps = rate(s.totals.conns, t.conns);
   s.rates.in_pps = rate(s.totals.in_packets, t.in_packets);
   s.rates.out_pps = rate(s.totals.out_packets, t.out_packets);

@@ -1,5 +1,5 @@
-// Stats: sums the per-worker counters for the admin API, and estimates rates (connections,
-// packets and bytes per second) from the change between two samples, as IPVS's estimator does
+// Stats: the totals of a service or destination runtime record, and rates (connections, packets
+// and bytes per second) estimated from the change between two samples, as IPVS's estimator does
 // for `ipvsadm -L --rate`. Owned by the control thread.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "director/counters.h"
+#include "director/service_editor.h"
 
 namespace vsc::director {
 
@@ -22,9 +22,9 @@ struct Rates {
   double cps = 0, in_pps = 0, out_pps = 0, in_bps = 0, out_bps = 0;
 };
 
-// Sums of the worker counters.
-Totals SumServer(const std::vector<WorkerCounters*>& workers, int service, uint32_t slot);
-Totals SumService(const std::vector<WorkerCounters*>& workers, int service);
+// The totals a runtime record shows (a destination's with its active connections).
+Totals ServiceTotals(const ServiceRuntime& r);
+Totals DestTotals(const DestRuntime& d);
 
 // Keeps the previous sample of each keyed series; Update() computes the rate since it.
 class RateEstimator {

@@ -106,7 +106,10 @@ class AdminApiAuthTest : public ::testing::Test {
                                        "-A -t 10.0.0.1:80 -s wlc\n"
                                        "-a -t 10.0.0.1:80 -r 192.168.1.1:80 -m -w 1\n"
                                        "-a -t 10.0.0.1:80 -r 192.168.1.2:80 -m -w 1\n"
-                                       "-A -t 10.0.0.3:80 -s rr\n")
+                                       "-A -t 10.0.0.3:80 -s rr\n"
+                                       // the built-in lookup entries (listen:lookup_port)
+                                       "-A -u 127.0.0.1:7000 -s wlc\n"
+                                       "-A -t 127.0.0.1:7000 -s wlc\n")
                     .ok());
     EXPECT_TRUE(services_.Commit(services).ok());
     api_.SetServices(&services_);
@@ -125,8 +128,6 @@ class AdminApiAuthTest : public ::testing::Test {
   // Everything an admin request could change, as text.
   std::string State() {
     std::ostringstream o;
-    const ControlSettings& s = plane_.settings();
-    o << s.scheduler << " " << s.persistence_timeout_s << " " << s.persistence_netmask;
     for (const char* id : {"rs1", "rs2", "rs3"}) {
       const membership::ServerRecord* rec = plane_.membership().Find(id);
       o << " " << id << "=";
@@ -147,10 +148,9 @@ class AdminApiAuthTest : public ::testing::Test {
   proto::ClusterKey key_ = proto::ClusterKey::FromHex(std::string(64, 'a')).value();
   int published_ = 0;
   ControlServer control_{io_, plane_, key_, clock_, [this](ViewPtr) { ++published_; }};
-  WorkerCounters worker_{16};
   FakeServiceEditor services_;
   DirectorConfig config_;
-  AdminApi api_{plane_, control_, {&worker_}, config_, clock_, kToken, 7000};
+  AdminApi api_{plane_, control_, config_, clock_, kToken, 7000};
 };
 
 TEST_F(AdminApiAuthTest, EveryRouteRefusesEveryWrongCredentialAndChangesNothing) {
@@ -179,13 +179,20 @@ TEST_F(AdminApiAuthTest, TheRightTokenReachesEveryRoute) {
     if (route.mutates) {
       EXPECT_EQ(r.status, 200) << r.body;
       EXPECT_NE(State(), before) << "the request had no effect";
+      const vservice::ServiceKey lookup{vservice::Proto::kUdp, vservice::IpAddress::V4(0x7f000001),
+                                        7000};
+      if (route.path == "/v1/scheduler") {
+        EXPECT_EQ(services_.table().Find(lookup)->config.scheduler, "rr");
+      }
+      if (route.path == "/v1/persistence") {
+        EXPECT_EQ(services_.table().Find(lookup)->config.persistence,
+                  (vservice::Persistence{360, 24}));
+      }
     } else {
       EXPECT_EQ(State(), before);
     }
   }
   EXPECT_EQ(Send({"GET", "/no/such/route", "", false}, right).status, 404);
-  EXPECT_EQ(plane_.settings().scheduler, "rr");
-  EXPECT_EQ(plane_.settings().persistence_timeout_s, 360u);
   EXPECT_EQ(plane_.membership().Find("rs1")->weight, 9u);
   EXPECT_EQ(plane_.membership().Find("rs2")->state, membership::State::kDraining);
   EXPECT_EQ(plane_.membership().Find("rs3"), nullptr);  // removed servers are forgotten

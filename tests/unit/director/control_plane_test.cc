@@ -7,7 +7,8 @@
 #include <set>
 #include <string>
 
-#include "director/service_scheduler.h"
+#include "director/dest_picker.h"
+#include "director/lookup_view.h"
 
 namespace vsc::director {
 namespace {
@@ -65,7 +66,6 @@ TEST_F(ControlPlaneTest, RegistrationAndFirstHeartbeatPublishAnActiveServer) {
   v = plane_.BuildView();
   EXPECT_TRUE(v->services[kUdpService][0].backend.available);
   EXPECT_EQ(ntohs(v->services[kUdpService][0].address.sin_port), 7001);
-  EXPECT_EQ(v->scheduler, "wlc");
 }
 
 TEST_F(ControlPlaneTest, RefusesRegistrationsItCannotUse) {
@@ -94,12 +94,11 @@ TEST_F(ControlPlaneTest, MaxServersIsEnforcedAndSlotsAreStable) {
   EXPECT_FALSE(ack.accepted());
   EXPECT_EQ(ack.refusal(), proto::RegisterAck::REFUSAL_FULL);
   EXPECT_NE(ack.reason().find("max_servers"), std::string::npos);
-  // Re-registration of a known server (restarted: its old session closed) keeps its slot.
+  // Re-registration of a known server (restarted: its old session closed) counts once.
   plane.OnSessionClosed("a", 1, clock_.Now());
   EXPECT_TRUE(plane.OnRegister(MakeRegister("a", 2, 1), 4, 1, clock_.Now()).accepted());
-  EXPECT_EQ(plane.SlotOf("a"), 0);
-  EXPECT_EQ(plane.SlotOf("b"), 1);
-  EXPECT_EQ(plane.SlotOf("c"), -1);
+  EXPECT_EQ(plane.OnRegister(MakeRegister("c", 1, 3), 5, 1, clock_.Now()).refusal(),
+            proto::RegisterAck::REFUSAL_FULL);
 }
 
 TEST_F(ControlPlaneTest, MissedHeartbeatsReportDownServers) {
@@ -133,10 +132,6 @@ TEST_F(ControlPlaneTest, OperatorActions) {
   ASSERT_TRUE(plane_.SetWeight("rs1", 5).ok());
   EXPECT_EQ(plane_.BuildView()->services[kUdpService][0].backend.weight, 5u);
   EXPECT_EQ(plane_.SetWeight("nope", 1).code(), Code::kNotFound);
-  Status bad = plane_.SetScheduler("fastest");
-  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
-  ASSERT_TRUE(plane_.SetScheduler("mh").ok());
-  EXPECT_EQ(plane_.BuildView()->scheduler, "mh");
   ASSERT_TRUE(plane_.Drain("rs1", clock_.Now()).ok());
   ViewPtr v = plane_.BuildView();
   EXPECT_FALSE(v->services[kUdpService][0].backend.available);
@@ -246,12 +241,25 @@ TEST_F(ControlPlaneTest, AServerWithoutATcpEndpointIsNoCandidateOfTheTcpService)
   ViewPtr v = plane_.BuildView();
   ASSERT_EQ(v->services[kUdpService].size(), 1u);
   EXPECT_TRUE(v->services[kTcpService].empty());
-  ServiceScheduler tcp(kTcpService, {});
-  tcp.OnView(v);
+  // As the engine serves the built-in entries: their view from the cluster view's candidates.
+  auto picker_for = [](const ClusterView& cv, vservice::Proto proto, const std::string& sched) {
+    vservice::VirtualServiceTable table;
+    const vservice::ServiceKey key{proto, vservice::IpAddress::V4(0x7f000001), 7000};
+    vservice::ServiceConfig config;
+    config.scheduler = sched;
+    EXPECT_TRUE(table.AddService(key, config).ok());
+    const auto& candidates = cv.services[LookupServiceIndex(proto)];
+    std::vector<LookupDestInputs> inputs(candidates.size());
+    for (auto& in : inputs) in.stats = std::make_shared<DestStats>();
+    auto view = BuildLookupView(*table.Find(key), candidates, inputs, 1);
+    view->stats = std::make_shared<ServiceStats>();
+    auto picker = std::make_unique<DestPicker>(sched::SchedulerOptions{});
+    picker->OnView(view);
+    return picker;
+  };
   for (const char* name : {"rr", "wlc", "sh", "mh"}) {
-    ASSERT_TRUE(plane_.SetScheduler(name).ok());
-    tcp.OnView(plane_.BuildView());
-    EXPECT_FALSE(tcp.Pick({0x7f000001, 4000}, clock_.Now()).has_value())
+    auto tcp = picker_for(*v, vservice::Proto::kTcp, name);
+    EXPECT_FALSE(tcp->Pick({vservice::IpAddress::V4(0x7f000001), 4000}, clock_.Now()))
         << name << " picked a server that has no TCP endpoint";
   }
 
@@ -261,21 +269,23 @@ TEST_F(ControlPlaneTest, AServerWithoutATcpEndpointIsNoCandidateOfTheTcpService)
   v = plane_.BuildView();
   EXPECT_EQ(v->services[kUdpService].size(), 2u);
   ASSERT_EQ(v->services[kTcpService].size(), 1u);
-  tcp.OnView(v);
-  ServiceScheduler udp(kUdpService, {});
-  udp.OnView(v);
+  auto tcp = picker_for(*v, vservice::Proto::kTcp, "wlc");
+  auto udp = picker_for(*v, vservice::Proto::kUdp, "wlc");
   std::set<std::string> udp_picked;
   for (uint16_t port = 1; port <= 200; ++port) {
-    const sched::Flow flow{0x0a000000u + port, port};
-    auto pick = tcp.Pick(flow, clock_.Now());
+    const vservice::AddrPort client{vservice::IpAddress::V4(0x0a000000u + port), port};
+    auto pick = tcp->Pick(client, clock_.Now());
     ASSERT_TRUE(pick.has_value());
-    const ViewServer& server = tcp.servers()[*pick];
-    EXPECT_EQ(server.id, "rs1");
-    EXPECT_EQ(ntohs(server.address.sin_port), 7001);
-    EXPECT_EQ(ntohl(server.address.sin_addr.s_addr), 0x7f000001u);
-    auto upick = udp.Pick(flow, clock_.Now());
+    const DestView& server = tcp->view()->dests[*pick];
+    EXPECT_EQ(server.server_id, "rs1");
+    EXPECT_EQ(server.dest.port, 7001);
+    EXPECT_EQ(server.dest.addr.v4(), 0x7f000001u);
+    EXPECT_EQ(server.method, vservice::Method::kNat);
+    auto upick = udp->Pick(client, clock_.Now());
     ASSERT_TRUE(upick.has_value());
-    udp_picked.insert(udp.servers()[*upick].id);
+    EXPECT_EQ(udp->view()->dests[*upick].method, vservice::Method::kDr);
+    udp_picked.insert(udp->view()->dests[*upick].server_id);
+    Bump(udp->view()->dests[*upick].stats->active);  // wlc spreads over both by count
   }
   EXPECT_EQ(udp_picked, (std::set<std::string>{"rs0", "rs1"}));
 }

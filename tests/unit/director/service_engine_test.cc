@@ -1,6 +1,7 @@
 // ServiceEngine with real sockets on loopback: TCP nat balancing, redispatch and the passive
 // check, a port in use refused atomically, weight 0 and the sorry server, UDP nat sessions,
-// figures that move while a connection is open.
+// figures that move while a connection is open; the built-in lookup entries (UDP dr with the
+// forward header, TCP nat) served to the registered agents and edited through the table.
 #include "director/service_engine.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +12,9 @@
 #include <future>
 #include <thread>
 
+#include "net/port_pair.h"
 #include "probe_servers.h"
+#include "proto/lookup_codec.h"
 
 namespace vsc::director {
 namespace {
@@ -316,6 +319,141 @@ TEST_F(ServiceEngineTest, UdpNatKeepsASessionAndRelaysReplies) {
     echo.reset();
     return 0;
   });
+}
+
+// The built-in lookup entries, as the director runs them: sockets bound by the caller on one
+// port, destinations = the agents registered with the control plane.
+class LookupEngineTest : public ServiceEngineTest {
+ protected:
+  LookupEngineTest() {
+    EngineOptions eo;
+    uint16_t port = 0;
+    for (size_t i = 0; i < pool_.size(); ++i) {
+      net::UdpBatchOptions uo;
+      uo.reuse_port = true;
+      auto pair = net::BindTcpUdpPair(pool_.context(i), asio::ip::address_v4::loopback(), port, uo);
+      EXPECT_TRUE(pair.ok()) << pair.status().ToString();
+      port = pair->port;
+      eo.lookup.udp.push_back(std::move(pair->udp));
+      eo.lookup.tcp.push_back(std::move(pair->tcp));
+    }
+    udp_ = {vservice::Proto::kUdp, IpAddress::V4(0x7f000001), port};
+    tcp_ = {vservice::Proto::kTcp, IpAddress::V4(0x7f000001), port};
+    eo.builtin = {udp_, tcp_};
+    control_.Run([&] {
+      engine_->Stop();
+      engine_ =
+          std::make_unique<ServiceEngine>(control_.io(), pool_, clock_, plane_, std::move(eo));
+      return 0;
+    });
+  }
+  // An ACTIVE agent whose lookup endpoints are `udp_port` and `tcp_port` on loopback.
+  void Register(const std::string& id, uint16_t udp_port, uint16_t tcp_port) {
+    control_.Run([&] {
+      proto::Register r;
+      r.set_id(id);
+      r.set_incarnation(1);
+      r.set_weight(1);
+      for (auto [service, port] : {std::pair{"lookup-udp", udp_port}, {"lookup-tcp", tcp_port}}) {
+        auto* e = r.add_endpoints();
+        e->set_service(service);
+        e->set_host("127.0.0.1");
+        e->set_port(port);
+      }
+      EXPECT_TRUE(plane_.OnRegister(r, ++sessions_, 7101, clock_.Now()).accepted());
+      proto::Heartbeat hb;
+      hb.set_id(id);
+      hb.set_incarnation(1);
+      hb.set_counter(1);
+      plane_.OnHeartbeat(hb, clock_.Now());
+      plane_.BuildView();
+      engine_->OnMembershipChanged();
+      return 0;
+    });
+  }
+  VirtualServiceTable Table() {
+    return control_.Run([&] { return engine_->table(); });
+  }
+
+  ServiceKey udp_, tcp_;
+  uint64_t sessions_ = 0;
+};
+
+TEST_F(LookupEngineTest, UdpLookupIsForwardedWithTheHeaderNamingTheClient) {
+  asio::io_context io;
+  asio::ip::udp::socket rs(io, {asio::ip::address_v4::loopback(), 0});
+  timeval two_seconds{2, 0};
+  ::setsockopt(rs.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &two_seconds, sizeof(two_seconds));
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(udp_, {}).ok());
+  ASSERT_TRUE(t.AddService(tcp_, {}).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  Register("rs1", rs.local_endpoint().port(), 1);
+
+  asio::ip::udp::socket c(io, {asio::ip::address_v4::loopback(), 0});
+  const std::string garbage = "not a lookup request";
+  c.send_to(asio::buffer(garbage), {asio::ip::address_v4::loopback(), udp_.port});
+  std::array<uint8_t, 128> req{};
+  const uint64_t ids[] = {42};
+  const size_t n = proto::EncodeRequest(proto::LookupRequest::Of(7, ids), req);
+  c.send_to(asio::buffer(req.data(), n), {asio::ip::address_v4::loopback(), udp_.port});
+
+  std::array<uint8_t, 256> got{};
+  asio::error_code ec;
+  const size_t m = rs.receive(asio::buffer(got), 0, ec);
+  ASSERT_FALSE(ec) << "the request did not reach the real server: " << ec.message();
+  auto header = proto::DecodeForwardHeader(std::span<const uint8_t>(got.data(), m));
+  ASSERT_TRUE(header.ok()) << header.status().ToString();
+  EXPECT_EQ(header->client_ip, 0x7f000001u);
+  EXPECT_EQ(header->client_port, c.local_endpoint().port());
+  ASSERT_EQ(m, proto::kForwardHeaderSize + n);  // the garbage never reached it
+  EXPECT_EQ(std::memcmp(got.data() + proto::kForwardHeaderSize, req.data(), n), 0);
+  const ServiceRuntime r = Runtime(udp_);
+  EXPECT_EQ(r.packets_in, 2u);
+  EXPECT_EQ(r.malformed, 1u);
+  EXPECT_EQ(r.connections, 1u);
+  ASSERT_EQ(r.dests.size(), 1u);
+  EXPECT_EQ(r.dests[0].server_id, "rs1");
+  EXPECT_EQ(r.dests[0].connections, 1u);
+}
+
+TEST_F(LookupEngineTest, TcpLookupIsProxiedToTheAgentsEndpoint) {
+  auto a = Server(TcpTestServer::Mode::kRespond, "A");
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(udp_, {}).ok());
+  ASSERT_TRUE(t.AddService(tcp_, {}).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  EXPECT_EQ(Request(tcp_.port), "") << "answered with no agent registered";
+  Register("rs1", 1, a->endpoint().port());
+  EXPECT_TRUE(Eventually([&] { return Request(tcp_.port) == "A"; }));
+  EXPECT_EQ(Dest(tcp_, a->endpoint().port()).server_id, "rs1");
+  Close(a);
+}
+
+TEST_F(LookupEngineTest, TheTableEditsTheirConfigurationNotTheirDestinations) {
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(udp_, {}).ok());
+  ASSERT_TRUE(t.AddService(tcp_, {}).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  // ipvsadm -E -u VIP:port -s sh: the running view schedules with it.
+  VirtualServiceTable edit = Table();
+  vservice::ServiceConfig sh;
+  sh.scheduler = "sh";
+  ASSERT_TRUE(edit.EditService(udp_, sh).ok());
+  ASSERT_TRUE(Commit(edit).ok());
+  EXPECT_EQ(control_.Run([&] { return engine_->view(udp_)->config.scheduler; }), "sh");
+  // -C, -R or a reload that leaves them out keeps them, as they run.
+  ASSERT_TRUE(Commit(VirtualServiceTable{}).ok());
+  ASSERT_NE(Table().Find(udp_), nullptr);
+  EXPECT_EQ(Table().Find(udp_)->config.scheduler, "sh");
+  ASSERT_NE(Table().Find(tcp_), nullptr);
+  // A destination of theirs is refused: the agents are their destinations. Nothing changes.
+  VirtualServiceTable dest = Table();
+  ASSERT_TRUE(dest.AddDest(tcp_, Local(9), {}).ok());
+  const Status refused = Commit(dest);
+  EXPECT_EQ(refused.code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("registered agents"), std::string::npos) << refused.message();
+  EXPECT_TRUE(Table().Find(tcp_)->dests.empty());
 }
 
 }  // namespace

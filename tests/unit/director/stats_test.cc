@@ -9,18 +9,22 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(StatsTest, SumsWorkersPerServiceAndSlot) {
-  WorkerCounters a(4), b(4);
-  a.servers[kUdpService][2].conns.Add(3);
-  b.servers[kUdpService][2].conns.Add(4);
-  b.servers[kTcpService][2].conns.Add(100);
-  a.services[kUdpService].in_bytes.Add(10);
-  b.services[kUdpService].in_bytes.Add(5);
-  std::vector<WorkerCounters*> w{&a, &b};
-  EXPECT_EQ(SumServer(w, kUdpService, 2).conns, 7u);
-  EXPECT_EQ(SumServer(w, kTcpService, 2).conns, 100u);
-  EXPECT_EQ(SumServer(w, kUdpService, 1).conns, 0u);
-  EXPECT_EQ(SumService(w, kUdpService).in_bytes, 15u);
+TEST(StatsTest, TotalsOfRuntimeRecords) {
+  DestRuntime d;
+  d.connections = 7;
+  d.packets_in = 3;
+  d.bytes_out = 15;
+  d.active_conns = 2;
+  const Totals t = DestTotals(d);
+  EXPECT_EQ(t.conns, 7u);
+  EXPECT_EQ(t.in_packets, 3u);
+  EXPECT_EQ(t.out_bytes, 15u);
+  EXPECT_EQ(t.active, 2u);
+  ServiceRuntime r;
+  r.connections = 9;
+  r.bytes_in = 100;
+  EXPECT_EQ(ServiceTotals(r).conns, 9u);
+  EXPECT_EQ(ServiceTotals(r).in_bytes, 100u);
 }
 
 TEST(StatsTest, RatesAreDeltasOverElapsedTime) {
