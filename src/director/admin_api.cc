@@ -109,7 +109,7 @@ net::HttpResponse AdminApi::ServerAction(const std::string& id, const std::strin
     }
     uint64_t w = (*j)["weight"].get<uint64_t>();
     if (w > membership::kMaxWeight) return Error(400, "weight must be 0 to 65535");
-    s = plane_.SetWeight(id, static_cast<uint32_t>(w));
+    s = plane_.SetWeight(id, static_cast<uint32_t>(w), clock_.Now());
   } else if (action == "drain") {
     s = plane_.Drain(id, clock_.Now());
   } else if (action == "remove") {

@@ -187,9 +187,10 @@ std::vector<std::string> ControlPlane::Tick(TimePoint now) {
   return down;
 }
 
-Status ControlPlane::SetWeight(const std::string& id, uint32_t weight) {
-  VSC_RETURN_IF_ERROR(membership_.SetWeight(id, weight));
+Status ControlPlane::SetWeight(const std::string& id, uint32_t weight, TimePoint now) {
+  VSC_ASSIGN_OR_RETURN(auto transitions, membership_.SetWeight(id, weight, now));
   spdlog::info("{} weight set to {} by operator", id, weight);
+  Log(transitions);
   return Status::Ok();
 }
 

@@ -57,7 +57,8 @@ class ControlPlane {
   std::vector<std::string> Tick(TimePoint now);
 
   // Operator actions (admin API). Errors say what to do.
-  Status SetWeight(const std::string& id, uint32_t weight);
+  // A weight above 0 on a DRAINING server ends the drain (Membership::SetWeight).
+  Status SetWeight(const std::string& id, uint32_t weight, TimePoint now);
   Status Drain(const std::string& id, TimePoint now);
   // Forgets a DRAINING or DOWN server; its incarnation is refused (REFUSAL_REMOVED) if it
   // registers again, so a removed process that still runs cannot rejoin by reconnecting.

@@ -276,7 +276,8 @@ Result<std::vector<Transition>> Membership::Remove(std::string_view id, TimePoin
   return out;
 }
 
-Status Membership::SetWeight(std::string_view id, uint32_t weight) {
+Result<std::vector<Transition>> Membership::SetWeight(std::string_view id, uint32_t weight,
+                                                      TimePoint now) {
   if (weight > kMaxWeight) {
     return InvalidArgument(
         fmt::format("weight {} for '{}' is above the maximum {}", weight, id, kMaxWeight));
@@ -285,9 +286,21 @@ Status Membership::SetWeight(std::string_view id, uint32_t weight) {
   if (e == nullptr) {
     return NotFound(fmt::format("set weight: no server '{}'; list servers to see the ids", id));
   }
+  std::vector<Transition> out;
+  if (weight > 0 && e->rec.state == State::kDraining) {
+    if (e->catch_up_pending) {
+      return FailedPrecondition(fmt::format(
+          "set weight: '{}' was drained while catching up and its data may be behind; remove "
+          "it (vsc adm remove {}) and restart its agent so it catches up first",
+          id, id));
+    }
+    e->operator_weight = weight;  // its heartbeats are judged as before: Tick makes it SILENT
+    Move(*e, State::kActive, fmt::format("drain ended: operator weight {}", weight), now, out);
+    return out;
+  }
   e->operator_weight = weight;
   RefreshWeight(*e);
-  return Status::Ok();
+  return out;
 }
 
 Result<std::vector<Transition>> Membership::BeginCatchUp(std::string_view id, std::string reason,

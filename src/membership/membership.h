@@ -105,8 +105,13 @@ class Membership {
   // FailedPrecondition for any other state (drain first so its flows can finish).
   Result<std::vector<Transition>> Remove(std::string_view id, TimePoint now);
 
-  // Operator weight, 0..kMaxWeight (InvalidArgument above, NotFound for an unknown id).
-  Status SetWeight(std::string_view id, uint32_t weight);
+  // Operator weight, 0..kMaxWeight (InvalidArgument above, NotFound for an unknown id). A
+  // weight above 0 on a DRAINING server ends the drain (as ipvsadm -e -w N on a quiescent
+  // destination): DRAINING -> ACTIVE (a server whose heartbeats stopped
+  // goes SILENT and DOWN at the next Tick, as any). A server drained
+  // while it was catching up is refused (FailedPrecondition: its data may be behind) and
+  // nothing changes.
+  Result<std::vector<Transition>> SetWeight(std::string_view id, uint32_t weight, TimePoint now);
 
   // Replication found the server's data unusable (diverged, or it must copy a snapshot): ACTIVE,
   // BUSY or SILENT -> CATCHING_UP at once (no new work) until CatchUpDone. JOINING only records

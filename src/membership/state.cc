@@ -50,8 +50,8 @@ bool IsAllowedTransition(State from, State to) {
              to == S::kDraining || to == S::kCatchingUp;
     case S::kDown:
       return to == S::kJoining || to == S::kRemoved;
-    case S::kDraining:
-      return to == S::kDown || to == S::kRemoved;
+    case S::kDraining:  // death, removal, or the operator ends the drain (a weight above 0)
+      return to == S::kDown || to == S::kRemoved || to == S::kActive;
   }
   return false;
 }

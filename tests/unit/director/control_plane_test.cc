@@ -129,9 +129,9 @@ TEST_F(ControlPlaneTest, OperatorActions) {
   plane_.OnRegister(MakeRegister("rs1", 1, 7001), 1, 7101, clock_.Now());
   plane_.OnHeartbeat(MakeHeartbeat("rs1", 1, 1), clock_.Now());
   plane_.BuildView();
-  ASSERT_TRUE(plane_.SetWeight("rs1", 5).ok());
+  ASSERT_TRUE(plane_.SetWeight("rs1", 5, clock_.Now()).ok());
   EXPECT_EQ(plane_.BuildView()->services[kUdpService][0].backend.weight, 5u);
-  EXPECT_EQ(plane_.SetWeight("nope", 1).code(), Code::kNotFound);
+  EXPECT_EQ(plane_.SetWeight("nope", 1, clock_.Now()).code(), Code::kNotFound);
   ASSERT_TRUE(plane_.Drain("rs1", clock_.Now()).ok());
   ViewPtr v = plane_.BuildView();
   EXPECT_FALSE(v->services[kUdpService][0].backend.available);

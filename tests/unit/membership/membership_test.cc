@@ -356,6 +356,31 @@ TEST(MembershipTest, DrainingServerStillGoesDownWhenHeartbeatsStop) {
   ExpectOne(*m.Remove("rs1", T(1002)), State::kDown, State::kRemoved);
 }
 
+// ipvsadm -e -w N on a quiescent destination: a weight above 0 ends a drain; weight 0 on an
+// ACTIVE server is quiescent (no new work) but no drain.
+TEST(MembershipTest, AWeightAboveZeroEndsADrain) {
+  Membership m = ActiveServer();
+  ASSERT_TRUE(m.Drain("rs1", T(0)).ok());
+  auto zero = m.SetWeight("rs1", 0, T(10));
+  ASSERT_TRUE(zero.ok());
+  EXPECT_TRUE(zero->empty());
+  EXPECT_EQ(StateOf(m, "rs1"), State::kDraining);
+  auto back = m.SetWeight("rs1", 3, T(20));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(ExpectOne(*back, State::kDraining, State::kActive), "drain ended: operator weight 3");
+  EXPECT_EQ(m.Find("rs1")->weight, 3u);
+  auto quiet = m.SetWeight("rs1", 0, T(30));
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_TRUE(quiet->empty());
+  EXPECT_EQ(StateOf(m, "rs1"), State::kActive);
+  EXPECT_EQ(m.Find("rs1")->weight, 0u);
+  // Its heartbeats are judged as before: none since T(0) makes it DOWN at the usual time.
+  ASSERT_TRUE(m.Drain("rs1", T(40)).ok());
+  ASSERT_TRUE(m.SetWeight("rs1", 1, T(50)).ok());
+  EXPECT_FALSE(m.Tick(T(1000)).empty());
+  EXPECT_EQ(StateOf(m, "rs1"), State::kDown);
+}
+
 TEST(MembershipTest, WeightChangeBumpsVersionLoadOnlyHeartbeatDoesNot) {
   Membership m = ActiveServer();
   uint64_t v = m.version();
@@ -371,14 +396,14 @@ TEST(MembershipTest, WeightChangeBumpsVersionLoadOnlyHeartbeatDoesNot) {
   EXPECT_EQ(m.Find("rs1")->applied_seq, 19u);
   EXPECT_EQ(m.Find("rs1")->digest, "d19");
 
-  ASSERT_TRUE(m.SetWeight("rs1", 5).ok());
+  ASSERT_TRUE(m.SetWeight("rs1", 5, T(2000)).ok());
   EXPECT_EQ(m.Find("rs1")->weight, 5u);
   EXPECT_GT(m.version(), v);
   v = m.version();
-  ASSERT_TRUE(m.SetWeight("rs1", 5).ok());  // no change, no bump
+  ASSERT_TRUE(m.SetWeight("rs1", 5, T(2000)).ok());  // no change, no bump
   EXPECT_EQ(m.version(), v);
-  EXPECT_EQ(m.SetWeight("rs1", kMaxWeight + 1).code(), Code::kInvalidArgument);
-  EXPECT_EQ(m.SetWeight("nobody", 1).code(), Code::kNotFound);
+  EXPECT_EQ(m.SetWeight("rs1", kMaxWeight + 1, T(2000)).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(m.SetWeight("nobody", 1, T(2000)).status().code(), Code::kNotFound);
   EXPECT_EQ(m.version(), v);
 
   // The operator's weight survives a restart of the server.
