@@ -167,7 +167,8 @@ Result<uint64_t> WriteClient::Send(std::vector<proto::SqlStatement> statements) 
   auto sealed = codec_->TrySeal(sender_, counter_->Next(), m);
   if (!sealed.ok()) {
     return InvalidArgument("write request too large (" + std::to_string(m.ByteSizeLong()) +
-                           " bytes; at most 1 MiB): split the batch");
+                           " bytes; at most " + std::to_string(proto::kMaxBodyBytes) +
+                           " in one request): split the batch");
   }
   std::vector<uint8_t> frame;
   proto::AppendFrame(frame, *sealed);

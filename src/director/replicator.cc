@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "director/replication_wire.h"
+#include "proto/envelope.h"
 #include "replication/digest.h"
 #include "replication/replica_store.h"
 
@@ -22,7 +23,14 @@ using replication::EntryResult;
 namespace {
 
 constexpr size_t kMaxReplicateEntries = 512;
+// A Replicate message gathers entries up to this many payload bytes; an entry larger than that
+// travels alone, so one message holds at most max(kMaxReplicateBytes, one entry).
 constexpr uint64_t kMaxReplicateBytes = 256 * 1024;
+// An entry's encoding adds to its payload (SQL + 8 bytes a parameter, as Submit counts it) only
+// tags, lengths and the fixed fields: far less than 64 KiB even at 1,000 statements.
+static_assert(kMaxWritePayload + 64 * 1024 <= proto::kMaxBodyBytes,
+              "one write of kMaxWritePayload must fit one Replicate envelope");
+static_assert(kMaxReplicateBytes <= kMaxWritePayload);
 constexpr size_t kRecentMaxEntries = 65536;
 constexpr uint64_t kRecentMaxBytes = 64ull << 20;
 constexpr auto kTickPeriod = std::chrono::milliseconds(200);

@@ -62,7 +62,9 @@ inline constexpr int kWriteUnknown = -5;      // the director stopped after sequ
 inline constexpr size_t kMaxBatchStatements = 1000;
 inline constexpr size_t kMaxSqlBytes = 64 * 1024;
 inline constexpr size_t kMaxParams = 999;
-inline constexpr size_t kMaxWritePayload = 512 * 1024;
+// SQL and parameters of one write request (e.g. a blob parameter of up to ~4 MiB). One entry of
+// this size must fit one Replicate envelope (replicator.cc checks it at compile time).
+inline constexpr size_t kMaxWritePayload = size_t{4} << 20;
 
 struct ReplicatorOptions {
   std::string log_file = "director-log.db";

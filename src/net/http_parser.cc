@@ -206,6 +206,12 @@ void HttpRequestParser::ResetForNext() {
   req_ = HttpRequest{};
 }
 
+bool HttpRequestParser::AwaitingContinue() const {
+  if (state_ != State::kBody || body_len_ == 0) return false;
+  const auto expect = req_.Header("Expect");
+  return expect && EqualsIgnoreCase(*expect, "100-continue");
+}
+
 HttpParseResult HttpRequestParser::Feed(std::string_view bytes) {
   if (error_) return *error_;
   buf_.append(bytes);

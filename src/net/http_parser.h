@@ -69,6 +69,11 @@ class HttpRequestParser {
   // Bytes received and not yet returned as part of a request.
   size_t buffered() const { return buf_.size() - start_; }
 
+  // True while the head of a request with "Expect: 100-continue" is in and its body is not:
+  // the server should send "HTTP/1.1 100 Continue" (curl otherwise waits a second before
+  // sending a body over 1 MiB, RFC 9110 §10.1.1).
+  bool AwaitingContinue() const;
+
  private:
   enum class State { kRequestLine, kHeaders, kBody };
   HttpParseResult Fail(int status, std::string message);

@@ -80,8 +80,18 @@ asio::awaitable<void> RunSession(std::shared_ptr<HttpServer::State> st,
     bool read_failed = false;
     // Idle until the request's first byte, then the whole request must arrive in time.
     bool started = parser.buffered() > 0;
+    bool continued = false;  // "100 Continue" sent for this request
     ArmDeadline(s, started ? st->options.request_timeout : st->options.idle_timeout);
     while (std::holds_alternative<HttpNeedMore>(r)) {
+      if (!continued && parser.AwaitingContinue()) {
+        continued = true;
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        auto [cec, cn] = co_await asio::async_write(s->socket, asio::buffer(kContinue), kTuple);
+        if (cec) {
+          read_failed = true;
+          break;
+        }
+      }
       auto [ec, n] = co_await s->socket.async_read_some(asio::buffer(buf), kTuple);
       if (ec || st->stopped) {
         read_failed = true;

@@ -26,7 +26,9 @@ namespace vsc::proto {
 
 inline constexpr char kEnvelopeMagic[4] = {'V', 'S', 'E', '1'};
 inline constexpr size_t kMaxSenderBytes = 64;
-inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;
+// 8 MiB: room for one write of kMaxWritePayload (4 MiB, director/replicator.h) in a Replicate
+// message, and for one result row of that size in a sql-tcp page (docs/protocol.md).
+inline constexpr size_t kMaxBodyBytes = size_t{8} << 20;
 // magic + sender_len + counter + body_len + tag.
 inline constexpr size_t kEnvelopeFixedBytes = 4 + 1 + 8 + 4 + HmacSha256::kTagBytes;
 inline constexpr size_t kMaxEnvelopeBytes = kEnvelopeFixedBytes + kMaxSenderBytes + kMaxBodyBytes;
@@ -56,7 +58,7 @@ class EnvelopeCodec {
 
   // Errors, checked in this order:
   //  - InvalidArgument: not an envelope (wrong magic, sender length 0 or over 64, body over
-  //    1 MiB, total length not matching the lengths inside). Nothing is authenticated yet, so the
+  //    8 MiB, total length not matching the lengths inside). Nothing is authenticated yet, so the
   //    message names no sender.
   //  - Unauthenticated: the tag does not match (wrong key or altered bytes).
   //  - DataLoss: the tag matches but the body is not a Message: the sender holds the key but

@@ -1,7 +1,7 @@
 // rqlite's JavaScript client (rqlite-js, unchanged from npm) against vscluster's director:
 //   node rqlite_js_check.mjs http://127.0.0.1:PORT REPLICA_PID
 // Creates a table, inserts with parameters in a transaction, checks that a failing statement
-// in a transaction applied nothing, reads at every consistency level, binds a large blob, and
+// in a transaction applied nothing, reads at every consistency level, binds a 1 MiB blob, and
 // reads its own write at level none after a replica is killed. Exits non-zero on any mismatch.
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
@@ -49,7 +49,7 @@ async function main () {
   }
   console.log('queries at none, weak, strong: ok')
 
-  const blob = Buffer.alloc(256 * 1024)
+  const blob = Buffer.alloc(1024 * 1024)
   for (let i = 0; i < blob.length; i++) blob[i] = (i * 7) & 255
   ok(await client.execute([['INSERT INTO foo(id, name, b) VALUES(?, ?, ?)', 3, 'blob',
     "x'" + blob.toString('hex') + "'"]]), 'blob insert')

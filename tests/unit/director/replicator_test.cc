@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "director/replication_wire.h"
+#include "proto/envelope.h"
 #include "replication/digest.h"
 #include "replication/replica_store.h"
 #include "testing/fake_replica.h"
@@ -203,6 +204,42 @@ TEST_F(ReplicatorTest, RefusedWritesAreNeverSequenced) {
   EXPECT_EQ(rep_->last_seq(), 0u);
   EXPECT_TRUE(a.link->sent.empty());
   EXPECT_EQ(rep_->counters().writes_refused.Get(), 3u);
+}
+
+TEST_F(ReplicatorTest, AWriteOfTheLargestPayloadTravelsInOneReplicateEnvelope) {
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  const std::string sql = "INSERT INTO t(v) VALUES (?)";
+  // Submit counts the SQL and 8 bytes a parameter on top of its bytes.
+  const size_t largest = kMaxWritePayload - sql.size() - 8;
+  auto over = Write(sql, {replication::Value::Blob(std::string(largest + 1, 'b'))});
+  ASSERT_TRUE(over->has_value());
+  EXPECT_EQ((*over)->code(), kWriteRefused);
+  EXPECT_NE((*over)->error().find("more than " + std::to_string(kMaxWritePayload) +
+                                  " bytes of SQL and parameters"),
+            std::string::npos)
+      << (*over)->error();
+  auto small = Write("INSERT INTO t(v) VALUES ('x')");
+  auto w = Write(sql, {replication::Value::Blob(std::string(largest, 'b'))});
+  Poll();
+  // The small entry goes first; the large one travels alone (maybe once the window has room).
+  bool seen = false;
+  for (int round = 0; round < 3 && !seen; ++round) {
+    for (const proto::Message& m : a.link->sent) {
+      for (const proto::LogEntry& e : m.replicate().entries()) {
+        if (e.seq() != 2) continue;
+        seen = true;
+        EXPECT_EQ(m.replicate().entries_size(), 1);
+        EXPECT_LE(m.ByteSizeLong(), proto::kMaxBodyBytes) << "must fit one envelope";
+      }
+    }
+    Deliver(a);
+  }
+  EXPECT_TRUE(seen) << "the large entry was never sent";
+  ASSERT_TRUE(w->has_value() && small->has_value());
+  EXPECT_TRUE((*w)->ok()) << (*w)->error();
+  EXPECT_EQ((*w)->seq(), 2u);
 }
 
 TEST_F(ReplicatorTest, AFullUpdateQueueRefusesWithOverloaded) {

@@ -91,6 +91,24 @@ TEST(HttpParserTest, PipelinedRequestsComeOutInOrderOnEverySplit) {
   }
 }
 
+TEST(HttpParserTest, AnExpectContinueHeadAwaitsItsBody) {
+  HttpRequestParser p;
+  const std::string head =
+      "POST /db/execute HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 4\r\n\r\n";
+  EXPECT_FALSE(p.AwaitingContinue());
+  ASSERT_TRUE(std::holds_alternative<HttpNeedMore>(p.Feed(head.substr(0, 20))));
+  EXPECT_FALSE(p.AwaitingContinue()) << "not before the whole head is in";
+  ASSERT_TRUE(std::holds_alternative<HttpNeedMore>(p.Feed(head.substr(20))));
+  EXPECT_TRUE(p.AwaitingContinue());
+  ASSERT_TRUE(std::holds_alternative<HttpNeedMore>(p.Feed("ab")));
+  EXPECT_TRUE(p.AwaitingContinue());
+  ASSERT_TRUE(std::holds_alternative<HttpRequest>(p.Feed("cd")));
+  EXPECT_FALSE(p.AwaitingContinue()) << "the next request has not asked";
+  HttpRequestParser plain;
+  plain.Feed("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n");
+  EXPECT_FALSE(plain.AwaitingContinue()) << "no Expect header";
+}
+
 TEST(HttpParserTest, KeepAliveFollowsHttp11Rules) {
   struct Case {
     const char* version;

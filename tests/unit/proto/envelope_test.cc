@@ -235,13 +235,12 @@ TEST(EnvelopeTest, MalformedHeadersNameTheProblem) {
   long_sender[4] = 65;
   EXPECT_NE(codec.Open(long_sender).status().message().find("sender length 65"),
             std::string::npos);
-  // Body length over 1 MiB is refused from the header, without looking further.
+  // Body length over kMaxBodyBytes is refused from the header, without looking further.
   Bytes huge_body = sealed;
   const size_t body_len_at = 4 + 1 + 3 + 8;
-  huge_body[body_len_at] = 0x00;
-  huge_body[body_len_at + 1] = 0x10;
-  huge_body[body_len_at + 2] = 0x00;
-  huge_body[body_len_at + 3] = 0x01;
+  const uint32_t over = static_cast<uint32_t>(kMaxBodyBytes + 1);
+  for (int i = 0; i < 4; ++i)
+    huge_body[body_len_at + i] = static_cast<uint8_t>(over >> (24 - 8 * i));
   EXPECT_NE(codec.Open(huge_body).status().message().find("over the limit"), std::string::npos);
 }
 
@@ -284,7 +283,7 @@ TEST(EnvelopeTest, SizeLimits) {
   ASSERT_FALSE(long_sender.ok());
   EXPECT_EQ(long_sender.status().code(), Code::kInvalidArgument);
 
-  // A body of exactly 1 MiB is allowed; one byte more is not.
+  // A body of exactly kMaxBodyBytes (8 MiB) is allowed; one byte more is not.
   Message big;
   size_t digest_len = kMaxBodyBytes - 16;
   big.mutable_register_()->set_digest(std::string(digest_len, 'd'));
