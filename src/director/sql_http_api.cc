@@ -110,9 +110,7 @@ asio::awaitable<net::HttpResponse> SqlHttpApi::Handle(net::HttpRequest req) {
                   "loading is not supported by vscluster's HTTP API: restore a database by "
                   "starting a new log with schema_db set to the file");
     } else if (starts("/db/backup")) {
-      resp = Text(501,
-                  "backup is not supported by vscluster's HTTP API yet: copy a replica's "
-                  "database with `vsc adm` snapshot tools");
+      resp = co_await Backup(*flags);
     } else if (flags->params.Has("queue")) {
       resp = Text(400,
                   "queued writes (queue) are not supported: vscluster answers a write once the "
@@ -192,6 +190,41 @@ net::HttpResponse SqlHttpApi::Nodes(const Flags& flags) const {
     j["director"] = node;
   }
   return Json(j.dump(), flags);
+}
+
+asio::awaitable<net::HttpResponse> SqlHttpApi::Backup(const Flags& flags) {
+  if (auto fmt = flags.params.Get("fmt"); fmt && *fmt == "sql") {
+    co_return Text(400,
+                   "fmt=sql (a text dump) is not supported: fetch the SQLite file (no fmt) and "
+                   "dump it with `sqlite3 FILE .dump`");
+  }
+  proto::ReadRequest req;
+  req.set_backup(true);
+  req.set_max_bytes(options_.max_result_bytes);
+  std::string file;
+  uint64_t announced = 0;
+  // Every acknowledged write is in the copy (as for level=weak), and min_seq when given.
+  const uint64_t min_seq = std::max(flags.min_seq, replicator_->committed_seq());
+  auto r = co_await ReadFromReplica(
+      std::move(req), min_seq, flags.started, [&file] { file.clear(); },
+      [&file, &announced](const proto::ReadResponse& page) {
+        file += page.file_chunk();
+        announced = page.file_size();
+      });
+  if (!r.ok()) co_return Text(503, "backup: " + r.status().message());
+  if (!r->ok) co_return Text(500, r->error);
+  if (file.size() != announced) {
+    co_return Text(500, "backup: replica " + r->replica_id + " sent " +
+                            std::to_string(file.size()) + " bytes of a " +
+                            std::to_string(announced) + "-byte file; retry");
+  }
+  net::HttpResponse resp;
+  resp.content_type = "application/octet-stream";
+  resp.body = std::move(file);
+  resp.headers.emplace_back("X-Vsc-Seq", std::to_string(r->applied_seq));
+  resp.headers.emplace_back("X-Vsc-Replica", r->replica_id);
+  resp.headers.emplace_back("X-RQLITE-SERVED-BY", options_.advertise);
+  co_return resp;
 }
 
 net::HttpResponse SqlHttpApi::Readyz(const Flags& flags) const {

@@ -15,6 +15,9 @@
 //   keyword (SELECT, WITH, VALUES, PRAGMA, EXPLAIN read).
 // - GET /status, /nodes, /readyz: the fields rqlite clients read (store.leader; the legacy
 //   nodes map). /db/load and queued writes (`queue`) are refused: not supported.
+// - GET /db/backup: the SQLite file of one replica that has applied the committed seq (or
+//   min_seq), copied there from one read snapshot and streamed over its TCP read path; the
+//   seq it holds is in X-Vsc-Seq. Bounded by max_result_bytes.
 // - With a users file, each endpoint needs rqlite's permission (execute, query, both for
 //   request, status for /status and /nodes, ready, backup, load); else 401 with no body.
 // With replication off every data path answers "replication is not enabled on this director".
@@ -24,6 +27,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +83,17 @@ class SqlHttpApi {
   // One read: its result JSON (rows or {"error": ...}).
   asio::awaitable<std::string> Read(proto::SqlStatement statement, uint64_t min_seq,
                                     const Flags& flags);
+  // Sends `request` to a replica that has applied `min_seq` (PickReplica); one that cannot
+  // answer (unreachable, not yet applied, installing a snapshot) is skipped for another, waiting
+  // for replication progress until `started` + read_timeout. `restart` runs before each attempt
+  // (drop the pages of a failed one), `sink` for each page. Unavailable ("timeout: ...") when no
+  // replica answered in time; else the answer (ok, or the replica's error).
+  asio::awaitable<Result<TcpReadResult>> ReadFromReplica(proto::ReadRequest request,
+                                                         uint64_t min_seq, TimePoint started,
+                                                         std::function<void()> restart,
+                                                         SqlTcpReader::PageSink sink);
+  // GET /db/backup: one in-sync replica's database file at a known seq (X-Vsc-Seq).
+  asio::awaitable<net::HttpResponse> Backup(const Flags& flags);
   // Waits until progress or `until`; false when `until` passed.
   asio::awaitable<bool> WaitForProgress(TimePoint until);
   net::HttpResponse Status(const Flags& flags) const;

@@ -188,7 +188,25 @@ asio::awaitable<net::HttpResponse> SqlHttpApi::Request(const net::HttpRequest& r
 
 asio::awaitable<std::string> SqlHttpApi::Read(proto::SqlStatement statement, uint64_t min_seq,
                                               const Flags& flags) {
-  const TimePoint deadline = flags.started + options_.read_timeout;
+  proto::ReadRequest req;
+  *req.mutable_statement() = std::move(statement);
+  req.set_max_rows(options_.max_result_rows);
+  req.set_max_bytes(options_.max_result_bytes);
+  RowsEncoder enc(flags.associative);
+  auto r = co_await ReadFromReplica(
+      std::move(req), min_seq, flags.started,
+      [&enc, &flags] { enc = RowsEncoder(flags.associative); },
+      [&enc](const proto::ReadResponse& page) { enc.AddPage(page); });
+  if (!r.ok()) co_return ErrorResultJson(r.status().message());
+  co_return r->ok ? enc.Finish() : ErrorResultJson(r->error);
+}
+
+asio::awaitable<Result<TcpReadResult>> SqlHttpApi::ReadFromReplica(proto::ReadRequest request,
+                                                                   uint64_t min_seq,
+                                                                   TimePoint started,
+                                                                   std::function<void()> restart,
+                                                                   SqlTcpReader::PageSink sink) {
+  const TimePoint deadline = started + options_.read_timeout;
   std::string last_error = "no replica is ACTIVE and in sync";
   if (min_seq > 0) last_error += " at seq " + std::to_string(min_seq);
   std::set<std::string> failed;  // replicas that could not answer this read
@@ -199,34 +217,29 @@ asio::awaitable<std::string> SqlHttpApi::Read(proto::SqlStatement statement, uin
     }
     if (auto pick = PickReplica(candidates, min_seq)) {
       const ReadCandidate& c = candidates[*pick];
-      proto::ReadRequest req;
+      proto::ReadRequest req = request;
       req.set_request_id(next_request_id_++);
-      *req.mutable_statement() = statement;
       req.set_min_seq(min_seq);
-      req.set_max_rows(options_.max_result_rows);
-      req.set_max_bytes(options_.max_result_bytes);
-      RowsEncoder enc(flags.associative);
+      restart();  // the pages of an attempt that failed midway are dropped
       const TimePoint now = clock_.Now();
-      TcpReadResult r = co_await reader_.Read(
-          c.sql_tcp, std::move(req), std::max(deadline - now, Duration(std::chrono::seconds(1))),
-          [&enc](const proto::ReadResponse& page) { enc.AddPage(page); });
-      if (r.transport.ok() && r.ok) co_return enc.Finish();
+      TcpReadResult r =
+          co_await reader_.Read(c.sql_tcp, std::move(req),
+                                std::max(deadline - now, Duration(std::chrono::seconds(1))), sink);
       // An SQL error is the answer; a replica that could not answer is skipped for this read.
-      if (r.transport.ok() && r.error.rfind("not yet applied", 0) != 0 &&
-          r.error.rfind("replica is installing", 0) != 0) {
-        co_return ErrorResultJson(r.error);
+      if (r.transport.ok() && (r.ok || (r.error.rfind("not yet applied", 0) != 0 &&
+                                        r.error.rfind("replica is installing", 0) != 0))) {
+        co_return r;
       }
       last_error = r.transport.ok() ? r.error : r.transport.message();
       failed.insert(c.id);
       continue;
     }
     if (!co_await WaitForProgress(deadline)) {
-      co_return ErrorResultJson(
-          "timeout: no replica could serve the read within " +
-          std::to_string(
-              std::chrono::duration_cast<std::chrono::milliseconds>(options_.read_timeout)
-                  .count()) +
-          " ms (" + last_error + ")");
+      co_return Unavailable("timeout: no replica could serve the read within " +
+                            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               options_.read_timeout)
+                                               .count()) +
+                            " ms (" + last_error + ")");
     }
     failed.clear();
   }

@@ -7,10 +7,17 @@
 
 #include "proto/frame.h"
 #include "proto/lookup_codec.h"
+#include "realserver/backup_pages.h"
 #include "realserver/forwarding.h"
 #include "realserver/read_response_builder.h"
 
 namespace vsc::realserver {
+namespace {
+
+// A backup travels in pages of this much of the file (well under one envelope).
+constexpr size_t kBackupChunkBytes = size_t{1} << 20;
+
+}  // namespace
 
 SqlService::SqlService(asio::io_context& io, std::string replica_id, const proto::ClusterKey& key,
                        std::vector<uint32_t> trusted_forwarders, std::string db_path,
@@ -70,7 +77,10 @@ std::vector<uint8_t> SqlService::AnswerPaged(const proto::ReadRequest& req) {
     }
     proto::AppendFrame(out, *sealed);
   };
-  if (reader_) {
+  if (reader_ && req.backup()) {
+    BackupPages(db_path_, req, replica_id_, kBackupChunkBytes, SqlReader::PageLimits{}.max_bytes,
+                emit);
+  } else if (reader_) {
     reader_->RunPaged(req, replica_id_, SqlReader::PageLimits{}, emit);
   } else {
     emit(ReadResponseBuilder::Error(

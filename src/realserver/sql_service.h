@@ -10,7 +10,8 @@
 // counted.
 // The TCP read path ("sql-tcp", for the director's HTTP API): the same reads, any size, the
 // answer in pages (SqlReader::RunPaged) on the connection the request came on; the director is
-// the only client, authenticated by the same HMAC.
+// the only client, authenticated by the same HMAC. A request with `backup` set is answered with a
+// consistent copy of the database file instead (BackupPages, for GET /db/backup).
 //
 // Thread: one worker; every method on that worker's io_context (Start before it runs).
 #pragma once

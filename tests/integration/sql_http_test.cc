@@ -67,7 +67,8 @@ class SqlHttpTest : public ::testing::Test {
     }
   }
 
-  void StartCluster(bool replication = true) {
+  // `users`: an rqlite users file for http_auth (none: no auth).
+  void StartCluster(bool replication = true, const std::string& users = "") {
     work_dir_ = MakeTempDir("vsc-sqlhttp-");
     bench::LocalClusterOptions o;
     o.vsc_binary = VSC_BINARY;
@@ -79,6 +80,11 @@ class SqlHttpTest : public ::testing::Test {
     o.director_extra_args = {"--max-result-rows",         std::to_string(kMaxRows),
                              "--http-request-timeout-ms", "1000",
                              "--http-max-body",           std::to_string(10 << 20)};
+    if (!users.empty()) {
+      std::ofstream(work_dir_ + "/users.json") << users;
+      o.director_extra_args.insert(o.director_extra_args.end(),
+                                   {"--http-auth", work_dir_ + "/users.json"});
+    }
     auto c = bench::LocalCluster::Start(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString() << " (logs in " << work_dir_ << ")";
     cluster_ = std::move(c).value();
@@ -291,6 +297,7 @@ TEST_F(SqlHttpTest, BadInputIsRefusedInRqlitesFormatAndAppliesNothing) {
          "freshness is not a valid duration");
   expect(Curl("POST", "/db/execute?queue", "[\"INSERT INTO t VALUES(5)\"]"), 400, "not supported");
   expect(Curl("POST", "/db/load", "x"), 501, "not supported");
+  expect(Curl("POST", "/db/backup", "x"), 405, "");
 
   // Slowloris: a request trickled a byte at a time is closed once the request timeout passes.
   UniqueFd fd(socket(AF_INET, SOCK_STREAM, 0));
@@ -325,6 +332,35 @@ TEST_F(SqlHttpTest, ReplicationOffSaysSoOnEveryDataPath) {
     EXPECT_NE(h.body.find("replication is not enabled on this director"), std::string::npos)
         << target << ": " << h.body;
   }
+}
+
+// GET /db/backup: a real SQLite file of one replica at the seq X-Vsc-Seq names, with the
+// `backup` permission of the users file.
+TEST_F(SqlHttpTest, BackupIsOneReplicasConsistentFileAtAKnownSeq) {
+  StartCluster(true, R"j([{"username": "*", "perms": ["execute", "query", "ready", "status"]},
+                          {"username": "ops", "password": "pw", "perms": ["backup"]}])j");
+  ASSERT_EQ(Execute({"CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"}).status, 200);
+  Http fill =
+      Execute({"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < "
+               "20000) INSERT INTO t SELECT x, 'v' || x FROM c"});
+  ASSERT_EQ(fill.status, 200) << fill.body;
+  const uint64_t seq = fill.Json().value("seq", 0);
+  EXPECT_EQ(Get("/db/backup").status, 401) << "anonymous has no backup permission";
+  const std::string file = work_dir_ + "/backup.db", head = work_dir_ + "/backup.head";
+  ShellRun curl = Shell("curl -sS -m 30 -u ops:pw -D " + head + " -o " + file +
+                        " -w '%{http_code}' " + Url("/db/backup"));
+  ASSERT_EQ(curl.out, "200") << curl.out;
+  std::ifstream h(head);
+  const std::string headers((std::istreambuf_iterator<char>(h)), {});
+  const size_t at = headers.find("X-Vsc-Seq: ");
+  ASSERT_NE(at, std::string::npos) << headers;
+  EXPECT_GE(std::stoull(headers.substr(at + 11)), seq) << "every acknowledged write is in it";
+  ShellRun check = Shell("sqlite3 -readonly " + file +
+                         " 'PRAGMA integrity_check' 'SELECT COUNT(*), MAX(v) FROM t'");
+  EXPECT_EQ(check.out, "ok\n20000|v9999\n");
+  ShellRun wrong =
+      Shell("curl -sS -m 10 -u ops:nope -o /dev/null -w '%{http_code}' " + Url("/db/backup"));
+  EXPECT_EQ(wrong.out, "401") << "a wrong password";
 }
 
 // rqlite's own JavaScript client from npm, run by Node against the director.

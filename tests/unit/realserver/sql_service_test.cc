@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "client/sql_client.h"
@@ -267,6 +269,59 @@ TEST_F(SqlTcpPathTest, PastTheRowCapTheAnswerIsOneClearError) {
   auto write = Pages(key_, Req("DELETE FROM big"));
   ASSERT_EQ(write.size(), 1u);
   EXPECT_NE(write[0].error().find("statement refused"), std::string::npos);
+}
+
+TEST_F(SqlTcpPathTest, ABackupIsTheDatabaseFileAtItsSeqInPages) {
+  Start({});
+  Fill(120000);  // a file of about 2.5 MiB: three pages of 1 MiB
+  {
+    auto db = store::Database::Open(path_);  // a replica state as real replicas hold it
+    ASSERT_TRUE(db.ok() && db->Exec("UPDATE _vsc_replica SET digest = zeroblob(32)").ok());
+  }
+  proto::ReadRequest req;
+  req.set_request_id(7);
+  req.set_backup(true);
+  req.set_min_seq(5);
+  auto pages = Pages(key_, req);
+  ASSERT_FALSE(pages.empty());
+  ASSERT_TRUE(pages[0].ok()) << pages[0].error();
+  ASSERT_GT(pages.size(), 1u) << "a file this size comes in several pages";
+  std::string file;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    ASSERT_TRUE(pages[i].ok()) << pages[i].error();
+    EXPECT_EQ(pages[i].more(), i + 1 < pages.size());
+    EXPECT_EQ(pages[i].applied_seq(), 5u);
+    file += pages[i].file_chunk();
+  }
+  EXPECT_EQ(file.size(), pages.back().file_size());
+  const std::string copy = dir_.File("copy.db");
+  std::ofstream(copy, std::ios::binary) << file;
+  auto db = store::Database::Open(copy);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto text = [&](const std::string& sql) {
+    auto st = db->Prepare(sql);
+    if (!st.ok()) return st.status().ToString();
+    auto row = st->Step();
+    if (!row.ok() || !*row) return std::string("(no row)");
+    return std::string(st->ColumnText(0));
+  };
+  EXPECT_EQ(text("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(text("SELECT COUNT(*) || ',' || MAX(s) FROM big"), "120000,row 99999");
+
+  req.set_min_seq(6);
+  auto ahead = Pages(key_, req);
+  ASSERT_EQ(ahead.size(), 1u);
+  EXPECT_EQ(ahead[0].error(), "not yet applied: at seq 5, need 6");
+  req.set_min_seq(0);
+  req.set_max_bytes(4096);
+  auto capped = Pages(key_, req);
+  ASSERT_EQ(capped.size(), 1u) << "no partial file before the error";
+  EXPECT_NE(capped[0].error().find("backup too large"), std::string::npos) << capped[0].error();
+  // The temporary copy and its side files are removed.
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::filesystem::path(path_).parent_path())) {
+    if (e.path().string().find(".backup-") != std::string::npos) ADD_FAILURE() << e.path();
+  }
 }
 
 TEST_F(SqlTcpPathTest, AnotherKeyGetsNoAnswer) {
