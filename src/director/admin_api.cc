@@ -64,6 +64,19 @@ void AdminApi::SetServices(ServiceEditor* services) {
   service_routes_ = services ? std::make_unique<ServiceRoutes>(*services, clock_) : nullptr;
 }
 
+asio::awaitable<net::HttpResponse> AdminApi::Serve(net::HttpRequest request) {
+  net::HttpResponse response = Handle(request);
+  const bool changed = request.method != "GET" && response.status >= 200 && response.status < 300;
+  if (!changed || !view_barrier_) co_return response;
+  if (co_await AwaitViewBarrier(view_barrier_, view_barrier_timeout_)) co_return response;
+  co_return Error(503,
+                  "the change was made, but the worker threads did not take the new view "
+                  "within " +
+                      std::to_string(static_cast<int64_t>(ToMillis(view_barrier_timeout_))) +
+                      " ms (a worker is stuck or the machine is overloaded); check GET "
+                      "/v1/status before relying on it");
+}
+
 net::HttpResponse AdminApi::Handle(const net::HttpRequest& req) {
   auto auth = req.Header("Authorization");
   const std::string expected = "Bearer " + token_;

@@ -14,9 +14,12 @@
 //   /v1/services...                      virtual services (service_routes.h), once
 //                                        SetServices gave the editor; 409 before
 // Every request needs `Authorization: Bearer <token>`; answers are JSON, errors are
-// {"error": "..."} with a 4xx status. Runs on the control thread (the HttpServer's context).
+// {"error": "..."} with a 4xx status. A change (any method but GET) is answered through Serve
+// only once every worker holds the view it published (SetViewBarrier), so the client's next
+// request already sees it. Runs on the control thread (the HttpServer's context).
 #pragma once
 
+#include <asio/awaitable.hpp>
 #include <functional>
 #include <memory>
 #include <string>
@@ -31,6 +34,7 @@
 #include "director/service_editor.h"
 #include "director/service_routes.h"
 #include "director/stats.h"
+#include "director/view_barrier.h"
 #include "director/write_server.h"
 #include "net/http_server.h"
 
@@ -57,6 +61,17 @@ class AdminApi {
   // this AdminApi.
   void SetServices(ServiceEditor* services);
 
+  // Before the first request: what a change waits for before it is answered, and for how long
+  // at most (without a barrier, a change is answered as soon as it is made).
+  void SetViewBarrier(ViewBarrier barrier, Duration timeout = std::chrono::seconds(5)) {
+    view_barrier_ = std::move(barrier);
+    view_barrier_timeout_ = timeout;
+  }
+
+  // Handles the request; a change that succeeded (2xx) is answered once the view barrier has
+  // passed, or with 503 if the workers did not get there within the timeout.
+  asio::awaitable<net::HttpResponse> Serve(net::HttpRequest request);
+  // The answer as soon as the change is made, without waiting for the workers.
   net::HttpResponse Handle(const net::HttpRequest& request);
   // Samples counters for the rate estimator; call once a second.
   void SampleRates();
@@ -91,6 +106,8 @@ class AdminApi {
   std::vector<std::function<std::string()>> extra_metrics_;
   ServiceEditor* services_ = nullptr;
   std::unique_ptr<ServiceRoutes> service_routes_;  // with services_
+  ViewBarrier view_barrier_;
+  Duration view_barrier_timeout_{};
 };
 
 // "255.255.255.0" -> 0xffffff00 (host order); InvalidArgument for anything else.

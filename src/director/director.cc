@@ -172,10 +172,13 @@ Status Director::Bind(bool replication) {
       std::make_unique<AdminApi>(*plane_, *control_, config_, clock_, admin_token_, lookup_port_);
   admin_->SetServices(saving_.get());
   admin_->AddMetrics([this] { return ring_port_->RenderMetrics(); });
+  admin_->SetViewBarrier(
+      [this](std::function<void()> done) { pool_.AfterPosted(control_io_, std::move(done)); });
   admin_http_ = std::make_unique<net::HttpServer>(
       control_io_,
       asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.admin_listen), config_.admin_port),
-      [this](const net::HttpRequest& r) { return admin_->Handle(r); });
+      net::HttpServer::AsyncHandler(
+          [this](net::HttpRequest r) { return admin_->Serve(std::move(r)); }));
   VSC_RETURN_IF_ERROR(admin_http_->Start().Annotate("admin API"));
   if (!config_.http_auth.empty()) {
     VSC_ASSIGN_OR_RETURN(auto users, LoadHttpUsers(config_.http_auth));

@@ -75,6 +75,8 @@ class Director {
   ServiceEditor& services() { return *saving_; }
   // asio::post target for work on the control thread (the engine, the admin API).
   asio::io_context& control_context() { return control_io_; }
+  // The worker threads (tests delay one to see that an admin change waits for every worker).
+  net::WorkerPool& workers() { return pool_; }
   uint16_t http_port() const { return sql_http_server_ ? sql_http_server_->local_port() : 0; }
 
  private:

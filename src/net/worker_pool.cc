@@ -52,6 +52,23 @@ void WorkerPool::Stop() {
   for (auto& ctx : contexts_) ctx->stop();
 }
 
+void WorkerPool::AfterPosted(asio::io_context& home, std::function<void()> done) {
+  // Counted on `home` only, so the count needs no lock.
+  auto left = std::make_shared<size_t>(contexts_.size());
+  auto finish = std::make_shared<std::function<void()>>(std::move(done));
+  if (contexts_.empty()) {
+    asio::post(home, [finish] { (*finish)(); });
+    return;
+  }
+  for (auto& ctx : contexts_) {
+    asio::post(*ctx, [&home, left, finish] {
+      asio::post(home, [left, finish] {
+        if (--*left == 0) (*finish)();
+      });
+    });
+  }
+}
+
 void WorkerPool::Join() {
   for (auto& t : threads_) {
     if (t.joinable()) t.join();

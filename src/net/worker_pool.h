@@ -15,6 +15,7 @@
 #include <asio/io_context.hpp>
 #include <asio/post.hpp>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -42,6 +43,11 @@ class WorkerPool {
   void Post(size_t i, F&& f) {
     asio::post(*contexts_.at(i), std::forward<F>(f));
   }
+
+  // Calls `done` on `home` once every worker has run every handler posted to it before this call
+  // (a marker posted behind them comes back from each worker; a context runs its queue in order).
+  // Never calls `done` if the pool stops first. Call from one thread, the one that posts.
+  void AfterPosted(asio::io_context& home, std::function<void()> done);
 
  private:
   using Guard = asio::executor_work_guard<asio::io_context::executor_type>;

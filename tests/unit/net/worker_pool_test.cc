@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 #include <atomic>
 #include <chrono>
@@ -82,6 +84,35 @@ TEST(WorkerPoolTest, RestartsAfterJoin) {
     pool.Stop();
     pool.Join();
   }
+}
+
+TEST(WorkerPoolTest, AfterPostedCallsBackOnceEveryWorkerRanWhatWasPostedBefore) {
+  WorkerPool pool(2);
+  pool.Start();
+  asio::io_context home;
+  auto guard = asio::make_work_guard(home);  // run_for runs its whole time, work or not
+  std::promise<void> busy, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> before_ran{false};
+  pool.Post(1, [&busy, released] {
+    busy.set_value();
+    released.wait();
+  });
+  pool.Post(1, [&before_ran] { before_ran = true; });
+  busy.get_future().wait();
+  bool done = false;
+  pool.AfterPosted(home, [&] {
+    EXPECT_TRUE(before_ran.load()) << "called back before worker 1 ran an earlier handler";
+    done = true;
+  });
+  // Worker 0 is idle and answers at once; worker 1 is held: no callback yet.
+  home.run_for(300ms);
+  EXPECT_FALSE(done) << "called back while worker 1 had not run its queue";
+  release.set_value();
+  for (int i = 0; i < 1000 && !done; ++i) home.run_for(10ms);
+  EXPECT_TRUE(done);
+  pool.Stop();
+  pool.Join();
 }
 
 }  // namespace
