@@ -20,17 +20,22 @@ asio::awaitable<TcpReadResult> SqlTcpReader::Read(sockaddr_in replica, proto::Re
   TcpReadResult out;
   auto socket = std::make_shared<asio::ip::tcp::socket>(io_);
   asio::steady_timer deadline(io_);
-  deadline.expires_after(timeout);
   std::weak_ptr<asio::ip::tcp::socket> weak = socket;
   auto timed_out = std::make_shared<bool>(false);
-  deadline.async_wait([weak, timed_out](const asio::error_code& ec) {
-    if (ec) return;
-    *timed_out = true;
-    if (auto s = weak.lock()) {
-      asio::error_code ignore;
-      s->close(ignore);
-    }
-  });
+  // Armed for the connect and the first page, and again after each page: a large result that
+  // keeps coming is never cut off by its total time, a replica that goes silent is.
+  auto arm = [&deadline, weak, timed_out, timeout] {
+    deadline.expires_after(timeout);  // cancels the previous wait
+    deadline.async_wait([weak, timed_out](const asio::error_code& ec) {
+      if (ec) return;
+      *timed_out = true;
+      if (auto s = weak.lock()) {
+        asio::error_code ignore;
+        s->close(ignore);
+      }
+    });
+  };
+  arm();
   const auto udp = net::ToUdpEndpoint(replica);
   const asio::ip::tcp::endpoint ep(udp.address(), udp.port());
   const std::string where = ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -78,6 +83,7 @@ asio::awaitable<TcpReadResult> SqlTcpReader::Read(sockaddr_in replica, proto::Re
       out.ok = true;
       break;
     }
+    arm();
   }
   deadline.cancel();
   socket->close(ignore);

@@ -1,8 +1,9 @@
 // SqlTcpReader: the director's client of a replica's TCP read path ("sql-tcp",
 // realserver/sql_service.h), for the HTTP API: one connection per read, one sealed ReadRequest
 // out, its pages in (each a sealed ReadResponse, `more` on all but the last), handed to the
-// caller's sink as they arrive so a large result is never held twice. `timeout` bounds the
-// whole exchange (the socket is closed when it passes).
+// caller's sink as they arrive so a large result is never held twice. `timeout` bounds each
+// wait: the connect and the first page, then each next page (the socket is closed when it
+// passes), so a large result that keeps streaming is not cut off by its total time.
 //
 // Thread: the control thread (one io_context). The reader owns its envelope codec and counter.
 #pragma once
