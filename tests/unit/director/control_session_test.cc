@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <future>
 #include <thread>
 
@@ -109,6 +110,20 @@ class Director {
   uint64_t Replayed() {
     return OnLoop([&] { return server_.counters().dropped_replayed.Get(); });
   }
+  // Frames and datagrams the server dropped: {oversize, unauthenticated, malformed}.
+  std::array<uint64_t, 3> Dropped() {
+    return OnLoop([&] {
+      const ControlCounters& c = server_.counters();
+      return std::array<uint64_t, 3>{c.dropped_oversize.Get(), c.dropped_unauthenticated.Get(),
+                                     c.dropped_malformed.Get()};
+    });
+  }
+  uint32_t InFlight(const std::string& id) {
+    return OnLoop([&] {
+      const membership::ServerRecord* r = plane_.membership().Find(id);
+      return r ? r->load.in_flight : 0u;
+    });
+  }
   Status Remove(const std::string& id) {
     return OnLoop([&] {
       Status s = plane_.Drain(id, clock_.Now());
@@ -152,6 +167,7 @@ class AgentProcess {
     thread_.join();
   }
   int exit_code() const { return exit_code_.load(); }
+  realserver::LoadTracker& load() { return load_; }
 
  private:
   asio::io_context io_;
@@ -334,6 +350,88 @@ TEST(ControlSessionTest, AnAgentIgnoresARegisterAckNotSealedForItsSession) {
   asio::ip::tcp::socket second(io);
   acceptor.accept(second);
   EXPECT_EQ(agent.exit_code(), -1);
+}
+
+// ---- The control server's handling of what does not open (issue 10: glue only integration
+// reached). Each refusal is counted under its own name.
+
+proto::ClusterKey OtherKey() { return proto::ClusterKey::FromHex(std::string(64, 'c')).value(); }
+
+TEST(ControlServerTest, AFrameThatIsNoEnvelopeIsRefusedWithAuthFailedAndClosed) {
+  Director director(kWall, 0);
+  const auto before = director.Dropped();
+  RawSession s(director.control_port());
+  ASSERT_TRUE(proto::ParseChallenge(s.Next()).ok());
+  s.Send(Framed(Bytes(100, 0x5a)));
+  EXPECT_TRUE(proto::IsAuthFailed(s.Next()));
+  EXPECT_TRUE(s.Next().empty()) << "the session stayed open";
+  const auto after = director.Dropped();
+  EXPECT_EQ(after[0], before[0]);
+  EXPECT_EQ(after[1] + after[2], before[1] + before[2] + 1);
+}
+
+TEST(ControlServerTest, ARegisterSealedWithAnotherKeyIsCountedUnauthenticated) {
+  Director director(kWall, 0);
+  const auto before = director.Dropped();
+  RawSession s(director.control_port());
+  auto challenge = proto::ParseChallenge(s.Next());
+  ASSERT_TRUE(challenge.ok());
+  proto::EnvelopeCodec wrong(OtherKey());
+  s.Send(Framed(wrong.Seal("rs1", kWall, RegisterOf(kWall, *challenge))));
+  EXPECT_TRUE(proto::IsAuthFailed(s.Next()));
+  EXPECT_TRUE(s.Next().empty()) << "the session stayed open";
+  EXPECT_EQ(director.Dropped()[1], before[1] + 1);
+  EXPECT_EQ(director.State("rs1"), "") << "a wrong key registered a server";
+}
+
+TEST(ControlServerTest, AFrameLongerThanTheLimitIsRefusedFromItsLengthAlone) {
+  Director director(kWall, 0);
+  const auto before = director.Dropped();
+  RawSession s(director.control_port());
+  ASSERT_TRUE(proto::ParseChallenge(s.Next()).ok());
+  const uint32_t length = static_cast<uint32_t>(proto::kMaxEnvelopeBytes) + 1;
+  s.Send(Bytes{static_cast<uint8_t>(length >> 24), static_cast<uint8_t>(length >> 16),
+               static_cast<uint8_t>(length >> 8), static_cast<uint8_t>(length)});
+  EXPECT_TRUE(proto::IsAuthFailed(s.Next()));
+  EXPECT_TRUE(s.Next().empty()) << "the session stayed open";
+  EXPECT_EQ(director.Dropped()[0], before[0] + 1);
+}
+
+TEST(ControlServerTest, AHeartbeatWithTheWrongKeyIsDroppedWithoutAnswer) {
+  Director director(kWall, 0);
+  AgentProcess agent(kWall, director.control_port());
+  ASSERT_TRUE(Eventually([&] { return director.State("rs1") == "ACTIVE"; }));
+  const auto before = director.Dropped();
+  proto::EnvelopeCodec wrong(OtherKey());
+  proto::Message hb;
+  hb.mutable_heartbeat()->set_id("rs1");
+  hb.mutable_heartbeat()->set_incarnation(kWall);
+  hb.mutable_heartbeat()->set_counter(1);
+  hb.mutable_heartbeat()->set_flags(proto::Heartbeat::FLAG_DOWN);
+  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons(director.heartbeat_port());
+  const Bytes bytes = wrong.Seal("rs1", kWall + kHour, hb);
+  ASSERT_GT(::sendto(fd.get(), bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                     sizeof(to)),
+            0);
+  EXPECT_TRUE(Eventually([&] { return director.Dropped()[1] == before[1] + 1; }));
+  EXPECT_EQ(director.State("rs1"), "ACTIVE") << "a forged DOWN flag was believed";
+  pollfd p{fd.get(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, 0), 0) << "the director answered a forged datagram";
+}
+
+TEST(ControlServerTest, TheAgentsHeartbeatsCarryItsInFlightRequests) {
+  Director director(kWall, 0);
+  AgentProcess agent(kWall, director.control_port());
+  ASSERT_TRUE(Eventually([&] { return director.State("rs1") == "ACTIVE"; }));
+  agent.load().Begin(7);
+  EXPECT_TRUE(Eventually([&] { return director.InFlight("rs1") == 7; }))
+      << "in flight on the director: " << director.InFlight("rs1");
+  agent.load().End(7, 100);
+  EXPECT_TRUE(Eventually([&] { return director.InFlight("rs1") == 0; }));
 }
 
 }  // namespace
