@@ -3,6 +3,14 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
+# ccache, where installed (scripts/install-deps installs it), makes recompiling an unchanged file
+# free; CCACHE_BASEDIR keys its cache on paths relative to the clone, so two clones share it.
+ifneq ($(shell command -v ccache),)
+export CMAKE_CXX_COMPILER_LAUNCHER ?= ccache
+export CMAKE_C_COMPILER_LAUNCHER ?= ccache
+export CCACHE_BASEDIR ?= $(CURDIR)
+endif
+
 .PHONY: all deps configure build test unit fuzz fuzz-build fuzz-long fuzz-seeds demo bench clean
 
 all: build
