@@ -11,9 +11,11 @@
 
 #include "director/admin_api.h"
 #include "director/director.h"
+#include "fake_service_editor.h"
 #include "net/http_client.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
+#include "vservice/ipvsadm_rules.h"
 
 namespace vsc::director {
 namespace {
@@ -80,6 +82,21 @@ TEST(AdminChangeTest, IsAnsweredOnlyOnceEveryWorkerHoldsTheNewView) {
 // never passes gives.
 class AdminServeTest : public ::testing::Test {
  protected:
+  void SetUp() override {
+    vservice::VirtualServiceTable table;  // the built-in lookup entries (listen:lookup_port)
+    ASSERT_TRUE(vservice::RestoreRules(table, "-A -u 127.0.0.1:7000 -s wlc\n"
+                                              "-A -t 127.0.0.1:7000 -s wlc\n")
+                    .ok());
+    ASSERT_TRUE(services_.Commit(table).ok());
+    api_.SetServices(&services_);
+  }
+
+  std::string LookupScheduler() const {
+    const vservice::ServiceKey lookup{vservice::Proto::kUdp, vservice::IpAddress::V4(0x7f000001),
+                                      7000};
+    return services_.table().Find(lookup)->config.scheduler;
+  }
+
   net::HttpResponse Serve(const std::string& method, const std::string& path,
                           const std::string& body) {
     net::HttpRequest req;
@@ -102,9 +119,9 @@ class AdminServeTest : public ::testing::Test {
   ControlPlane plane_{membership::Config{100ms, 2, 5}, ControlSettings{}};
   proto::ClusterKey key_ = TestKey();
   ControlServer control_{io_, plane_, key_, clock_, [](ViewPtr) {}};
-  WorkerCounters worker_{16};
+  FakeServiceEditor services_;
   DirectorConfig config_;
-  AdminApi api_{plane_, control_, {&worker_}, config_, clock_, "token", 7000};
+  AdminApi api_{plane_, control_, config_, clock_, "token", 7000};
   int barriers_ = 0;
 };
 
@@ -118,7 +135,7 @@ TEST_F(AdminServeTest, OnlyAChangeThatSucceededWaitsForTheBarrier) {
   EXPECT_EQ(barriers_, 0) << "a read or a refused change waited for the workers";
   EXPECT_EQ(Serve("POST", "/v1/scheduler", R"({"scheduler": "rr"})").status, 200);
   EXPECT_EQ(barriers_, 1);
-  EXPECT_EQ(plane_.settings().scheduler, "rr");
+  EXPECT_EQ(LookupScheduler(), "rr");
 }
 
 TEST_F(AdminServeTest, ABarrierThatNeverPassesIsA503ThatSaysTheChangeWasMade) {
@@ -128,7 +145,7 @@ TEST_F(AdminServeTest, ABarrierThatNeverPassesIsA503ThatSaysTheChangeWasMade) {
   EXPECT_EQ(r.status, 503);
   EXPECT_NE(r.body.find("the change was made"), std::string::npos) << r.body;
   EXPECT_NE(r.body.find("within 50 ms"), std::string::npos) << r.body;
-  EXPECT_EQ(plane_.settings().scheduler, "rr");
+  EXPECT_EQ(LookupScheduler(), "rr");
 }
 
 }  // namespace
