@@ -37,7 +37,7 @@ unit: build
 # each for FUZZ_SECONDS over its seed corpus (CI); `make fuzz-long` until FUZZ_LONG_RUNS
 # executions or FUZZ_LONG_SECONDS, whichever comes first, and prints executions and coverage
 # per target (docs/fuzzing.md). FUZZ_TARGETS="a_fuzz b_fuzz" runs only those.
-FUZZ_SECONDS ?= 5
+FUZZ_SECONDS ?= 3
 FUZZ_LONG_RUNS ?= 10000000
 FUZZ_LONG_SECONDS ?= 600
 FUZZ_TARGETS ?=
