@@ -55,10 +55,12 @@ fuzz-long: fuzz-build
 fuzz-seeds: fuzz-build
 	build/fuzz/tests/fuzz/fuzz_seeds tests/fuzz/corpus
 
-# Builds only what the demo runs (the vsc binary), not the tests and benchmarks.
+# Builds only what the demo runs (the vsc binary), not the tests and benchmarks; runs the main
+# demo, then its ring part (about 8 s).
 demo: configure
 	cmake --build $(BUILD) -j $(JOBS) --target vsc
 	$(BUILD)/src/cli/vsc demo
+	$(BUILD)/src/cli/vsc demo --ring
 
 bench: build
 	@./scripts/run-bench $(BUILD)

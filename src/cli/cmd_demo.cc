@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdarg>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -16,12 +15,14 @@
 #include "bench/local_cluster.h"
 #include "bench/lookup_bench.h"
 #include "bench/write_bench.h"
-#include "proto/cluster_key.h"
 #include "cli/commands.h"
+#include "cli/demo_output.h"
+#include "cli/demo_ring.h"
 #include "cli/verify.h"
 #include "common/clock.h"
 #include "common/subprocess.h"
 #include "director/listing.h"
+#include "proto/cluster_key.h"
 #include "store/resource_builder.h"
 
 namespace vsc::cli {
@@ -36,27 +37,19 @@ struct DemoOptions {
   int concurrency = 8;
   std::string dir = "demo-run";
   std::string scheduler = "wlc";
+  bool ring = false;  // the ring part instead (demo_ring.h)
+  RingDemoOptions ring_options;
 };
-
-__attribute__((format(printf, 1, 2))) void Say(const char* fmt, ...) {
-  va_list args;
-  va_start(args, fmt);
-  std::vprintf(fmt, args);
-  va_end(args);
-  std::fflush(stdout);
-}
-
-void Heading(const std::string& title) { Say("\n== %s ==\n", title.c_str()); }
 
 int RunDemo(const DemoOptions& o) {
   RealClock clock;
   const TimePoint demo_start = clock.Now();
   Heading("vscluster demo");
   Say("A director and %d real servers on 127.0.0.1, each with its own replica of a %llu-record\n"
-      "resource database (which content node holds each resource); lookups sent to the director and\n"
-      "answered by the real servers directly (dr mode); one real server killed with SIGKILL\n"
-      "mid-run, a burst of replicated writes while it is down, its restart and catch-up, and a\n"
-      "verification that every replica holds the same data.\n",
+      "resource database (which content node holds each resource); lookups sent to the\n"
+      "director and answered by the real servers directly (dr mode); one real server killed with\n"
+      "SIGKILL mid-run, a burst of replicated writes while it is down, its restart and catch-up,\n"
+      "and a verification that every replica holds the same data.\n",
       o.real_servers, static_cast<unsigned long long>(o.records));
 
   std::error_code ec;
@@ -130,9 +123,8 @@ int RunDemo(const DemoOptions& o) {
   lo.max_id = o.records + o.records / 100;  // about 1 % of ids are not found, on purpose
   Result<bench::LookupBenchReport> report = Internal("bench did not run");
   std::thread load([&] {
-    report = bench::RunLookupBench(lo, clock, [](const bench::ProgressLine& p) {
-      Say("  %s\n", p.ToString().c_str());
-    });
+    report = bench::RunLookupBench(
+        lo, clock, [](const bench::ProgressLine& p) { Say("  %s\n", p.ToString().c_str()); });
   });
 
   double detect_ms = -1, rejoin_ms = -1;
@@ -216,7 +208,8 @@ int RunDemo(const DemoOptions& o) {
   Say("  %-34s %.0f ms\n", "kill -9 detected (DOWN) after", detect_ms);
   Say("  %-34s %.0f ms\n", "restart to ACTIVE (caught up) after", rejoin_ms);
   if (writes.ok()) {
-    Say("  %-34s %llu committed (%.0f/s), p50 %.0f us, p99 %.0f us\n", "writes while a replica was down",
+    Say("  %-34s %llu committed (%.0f/s), p50 %.0f us, p99 %.0f us\n",
+        "writes while a replica was down",
         static_cast<unsigned long long>(writes->committed_writes), writes->writes_per_s,
         writes->p50_us, writes->p99_us);
   }
@@ -272,13 +265,24 @@ void AddDemoCommand(CLI::App& app) {
   cmd->add_option("--real-servers", o->real_servers, "real servers to start")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
-  cmd->add_option("--records", o->records, "resource records")
-      ->capture_default_str();
+  cmd->add_option("--records", o->records, "resource records")->capture_default_str();
   cmd->add_option("--duration", o->duration_s, "seconds of load")->capture_default_str();
   cmd->add_option("--concurrency", o->concurrency, "closed-loop clients")->capture_default_str();
   cmd->add_option("--dir", o->dir, "work directory (database, key, logs)")->capture_default_str();
   cmd->add_option("--scheduler", o->scheduler, "director scheduler")->capture_default_str();
-  cmd->callback([o] { ExitCode() = RunDemo(*o); });
+  cmd->add_flag("--ring", o->ring,
+                "the ring part instead: 6 relay nodes on a Chord ring, talkers and listeners, a "
+                "node killed and one joining mid-run");
+  cmd->add_option("--ring-duration", o->ring_options.duration_s, "seconds of talking (--ring)")
+      ->capture_default_str();
+  cmd->callback([o] {
+    if (o->ring) {
+      o->ring_options.dir = o->dir;
+      ExitCode() = RunRingDemo(o->ring_options);
+    } else {
+      ExitCode() = RunDemo(*o);
+    }
+  });
 }
 
 }  // namespace vsc::cli

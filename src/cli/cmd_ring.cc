@@ -59,13 +59,6 @@ int Fail(const char* what, const Status& s) {
   return 1;
 }
 
-// The share of the circle member i owns: (predecessor, i].
-double ArcShare(const ring::Ring& r, size_t i) {
-  if (r.size() == 1) return 1.0;
-  const ring::RingId prev = r.member((i + r.size() - 1) % r.size()).id;
-  return static_cast<double>(ring::Distance(prev, r.member(i).id)) / 18446744073709551616.0;
-}
-
 int RunRing(const RingFlags& f) {
   auto options = ClientOptions(f);
   if (!options.ok()) return Fail("ring", options.status());
@@ -83,7 +76,7 @@ int RunRing(const RingFlags& f) {
     ring::FingerTable fingers(r, i);
     std::fprintf(out, "%-16s %s  %s:%u  arc %5.2f %%  fingers:", m.name.c_str(),
                  ring::IdHex(m.id).c_str(), m.endpoint.host.c_str(), m.endpoint.port,
-                 100 * ArcShare(r, i));
+                 100 * r.ArcShare(i));
     nlohmann::json fj = nlohmann::json::array();
     for (int k = 0; k < ring::kFingerCount; ++k) {
       // Only where the finger changes: the rest repeat the entry before them.
@@ -95,7 +88,7 @@ int RunRing(const RingFlags& f) {
     j["members"].push_back({{"name", m.name},
                             {"id", ring::IdHex(m.id)},
                             {"endpoint", m.endpoint.host + ":" + std::to_string(m.endpoint.port)},
-                            {"arc_share", ArcShare(r, i)},
+                            {"arc_share", r.ArcShare(i)},
                             {"fingers", fj}});
   }
   if (f.json.wanted) {

@@ -95,4 +95,10 @@ std::vector<size_t> Ring::SuccessorList(RingId k, size_t r) const {
   return out;
 }
 
+double Ring::ArcShare(size_t index) const {
+  if (members_.size() == 1) return 1.0;
+  const RingId prev = members_[(index + members_.size() - 1) % members_.size()].id;
+  return static_cast<double>(Distance(prev, members_[index].id)) / 18446744073709551616.0;
+}
+
 }  // namespace vsc::ring

@@ -74,6 +74,8 @@ class Ring {
   // the key and its copies live. Node n's own successor list is SuccessorList(n.id + 1, r); on a
   // ring of at most r members it ends with n itself.
   std::vector<size_t> SuccessorList(RingId k, size_t r = kReplicas) const;
+  // The share of the circle member `index` owns, (predecessor, member], in [0, 1]; 1 alone.
+  double ArcShare(size_t index) const;
 
   bool operator==(const Ring&) const = default;
 

@@ -110,6 +110,19 @@ TEST(RingTest, EachMemberOwnsTheArcFromItsPredecessor) {
   EXPECT_EQ(owner, ring.member(BruteSuccessor(ring, KeyId("group-17"))));
 }
 
+TEST(RingTest, ArcSharesAreTheArcsFromEachPredecessorAndSumToOne) {
+  Random rng = SeededRandom(204);
+  const Ring ring = RandomRing(rng, 40);
+  double sum = 0;
+  for (size_t i = 0; i < ring.size(); ++i) {
+    const RingId pred = ring.member((i + ring.size() - 1) % ring.size()).id;
+    EXPECT_DOUBLE_EQ(ring.ArcShare(i), static_cast<double>(ring.member(i).id - pred) / 0x1p64);
+    sum += ring.ArcShare(i);
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-9);
+  EXPECT_EQ(std::move(Ring::Build(1, {Node("alone")})).value().ArcShare(0), 1.0);
+}
+
 TEST(RingTest, SuccessorListIsTheNextDistinctMembersClockwise) {
   Random rng = SeededRandom(204);
   for (size_t n : {1, 2, 3, 4, 10, 1000}) {
