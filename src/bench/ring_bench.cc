@@ -27,9 +27,31 @@ struct ModeResult {
   double seconds = 0;
 };
 
-// One client thread's loop: publish clip after clip until `end`.
-void ClientLoop(const client::RingClientOptions& o, bool fingers, size_t clip_bytes, int groups,
-                uint64_t seed, TimePoint end, const Clock& clock, ModeResult& out) {
+// What a client thread does: publish (to the owner, per the client's mode), publish to a
+// random node with a current table (it forwards along its fingers), or fetch the newest clip
+// of a group (`since` = its seq - 1, so one clip comes back).
+enum class Op { kPublish, kFingers, kFetch };
+
+// One publish sent to a random node; false when it was not acked.
+bool PublishAtRandomNode(RingClient& c, const std::string& group, const std::vector<uint8_t>& clip,
+                         std::mt19937_64& rng, ModeResult& out) {
+  const auto table = c.table();
+  const ring::Member& m = table->member(rng() % table->size());
+  relay::Frame f;
+  f.type = relay::Type::kPublish;
+  f.key = group;
+  f.version = table->version();
+  f.payload = clip;
+  auto answer = c.Exchange(m.endpoint.host + ":" + std::to_string(m.endpoint.port), f);
+  if (!answer.ok() || answer->back().type != relay::Type::kAck) return false;
+  out.hops += answer->back().hops;
+  return true;
+}
+
+// One client thread's loop until `end`. `newest`: each group's newest seq (kFetch).
+void ClientLoop(const client::RingClientOptions& o, Op op, size_t clip_bytes, int groups,
+                const std::vector<uint64_t>& newest, uint64_t seed, TimePoint end,
+                const Clock& clock, ModeResult& out) {
   RingClient c(o, clock);
   std::mt19937_64 rng(seed);
   std::vector<uint8_t> clip(clip_bytes, static_cast<uint8_t>(seed));
@@ -38,24 +60,19 @@ void ClientLoop(const client::RingClientOptions& o, bool fingers, size_t clip_by
     return;
   }
   while (clock.Now() < end) {
-    const std::string group = "bench-" + std::to_string(rng() % groups);
+    const int g = static_cast<int>(rng() % groups);
+    const std::string group = "bench-" + std::to_string(g);
     const TimePoint start = clock.Now();
-    if (fingers) {
-      // A current table, but sent to a random node: it forwards along its fingers.
-      const auto table = c.table();
-      const ring::Member& m = table->member(rng() % table->size());
-      relay::Frame f;
-      f.type = relay::Type::kPublish;
-      f.key = group;
-      f.version = table->version();
-      f.payload = clip;
-      auto answer = c.Exchange(m.endpoint.host + ":" + std::to_string(m.endpoint.port), f);
-      if (!answer.ok() || answer->back().type != relay::Type::kAck) {
-        ++out.errors;
-        continue;
-      }
-      out.hops += answer->back().hops;
-    } else if (!c.Publish(group, clip).ok()) {
+    bool ok;
+    if (op == Op::kFingers) {
+      ok = PublishAtRandomNode(c, group, clip, rng, out);
+    } else if (op == Op::kFetch) {
+      auto f = c.Fetch(group, newest[g] - 1);
+      ok = f.ok() && f->clips.size() == 1 && f->clips[0].bytes.size() == clip_bytes;
+    } else {
+      ok = c.Publish(group, clip).ok();
+    }
+    if (!ok) {
       ++out.errors;
       continue;
     }
@@ -63,8 +80,23 @@ void ClientLoop(const client::RingClientOptions& o, bool fingers, size_t clip_by
   }
 }
 
-nlohmann::json RunMode(const client::RingClientOptions& o, bool fingers, int client_count,
-                       size_t clip_bytes, const RingBenchOptions& options, const Clock& clock) {
+// Each group's newest seq: one more clip published to each.
+Result<std::vector<uint64_t>> PublishOneEach(const client::RingClientOptions& o, int groups,
+                                             size_t clip_bytes, const Clock& clock) {
+  RingClient c(o, clock);
+  std::vector<uint64_t> newest;
+  for (int g = 0; g < groups; ++g) {
+    VSC_ASSIGN_OR_RETURN(client::PublishAck ack,
+                         c.Publish("bench-" + std::to_string(g),
+                                   std::vector<uint8_t>(clip_bytes, static_cast<uint8_t>(g))));
+    newest.push_back(ack.seq);
+  }
+  return newest;
+}
+
+nlohmann::json RunMode(const client::RingClientOptions& o, Op op, int client_count,
+                       size_t clip_bytes, const RingBenchOptions& options, const Clock& clock,
+                       const std::vector<uint64_t>& newest = {}) {
   const int clients = std::max(1, client_count);
   std::vector<ModeResult> results(clients);
   const TimePoint begin = clock.Now();
@@ -73,7 +105,7 @@ nlohmann::json RunMode(const client::RingClientOptions& o, bool fingers, int cli
   std::vector<std::thread> threads;
   for (int i = 0; i < clients; ++i) {
     threads.emplace_back([&, i] {
-      ClientLoop(o, fingers, clip_bytes, options.groups, 1000 + i, end, clock, results[i]);
+      ClientLoop(o, op, clip_bytes, options.groups, newest, 1000 + i, end, clock, results[i]);
     });
   }
   for (auto& t : threads) t.join();
@@ -91,7 +123,8 @@ nlohmann::json RunMode(const client::RingClientOptions& o, bool fingers, int cli
                       {"p50_us", all.Percentile(50) / 1000.0},
                       {"p99_us", all.Percentile(99) / 1000.0},
                       {"requests_per_s", seconds > 0 ? all.Count() / seconds : 0}};
-  if (fingers) j["mean_hops"] = all.Count() > 0 ? static_cast<double>(hops) / all.Count() : 0;
+  if (op == Op::kFingers)
+    j["mean_hops"] = all.Count() > 0 ? static_cast<double>(hops) / all.Count() : 0;
   return j;
 }
 
@@ -166,7 +199,7 @@ nlohmann::json RunSweep(client::RingClientOptions o, const RingBenchOptions& opt
         log("ring bench: sweep " + std::to_string(clients) + " clients, " + std::to_string(bytes) +
             " B, " + name);
         o.mode = mode;
-        row["modes"][name] = RunMode(o, false, clients, bytes, options, clock);
+        row["modes"][name] = RunMode(o, Op::kPublish, clients, bytes, options, clock);
       }
       const auto& m = row["modes"];
       const double via = m["via_director"]["p50_us"];
@@ -228,15 +261,27 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
     log(std::string("ring bench: mode ") + name);
     o.mode = mode;
     report["modes"][name] =
-        RunMode(o, false, options.common.concurrency, options.clip_bytes, options, clock);
+        RunMode(o, Op::kPublish, options.common.concurrency, options.clip_bytes, options, clock);
   }
   log("ring bench: mode fingers");
   o.mode = RingMode::kPrefetch;
   report["modes"]["fingers"] =
-      RunMode(o, true, options.common.concurrency, options.clip_bytes, options, clock);
+      RunMode(o, Op::kFingers, options.common.concurrency, options.clip_bytes, options, clock);
+  log("ring bench: fetch (the newest clip of a group, prefetch mode)");
+  if (auto newest = PublishOneEach(o, options.groups, options.clip_bytes, clock); newest.ok()) {
+    report["modes"]["fetch"] = RunMode(o, Op::kFetch, options.common.concurrency,
+                                       options.clip_bytes, options, clock, *newest);
+  } else {
+    return newest.status().Annotate("ring bench: before the fetch mode");
+  }
   std::string sweep_table;
   if (!options.sweep_clients.empty() && !options.sweep_clip_bytes.empty()) {
     report["sweep"] = RunSweep(o, options, clock, log, sweep_table);
+  }
+  if (options.fanout.subscribers > 0) {
+    auto fanout = RunFanout(o, options.fanout, clock, log);
+    report["fanout"] =
+        fanout.ok() ? *fanout : nlohmann::json{{"error", fanout.status().ToString()}};
   }
   log("ring bench: kill step (SIGKILL of a busy group's owner)");
   report["kill"] = RunKillStep(*cluster, o, options.clip_bytes, clock);
@@ -253,7 +298,7 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
   std::snprintf(line, sizeof line, "%-13s %10s %10s %10s %12s %8s\n", "mode", "mean_us", "p50_us",
                 "p99_us", "requests/s", "errors");
   out.table = line;
-  for (const char* name : {"prefetch", "ask", "via_director", "fingers"}) {
+  for (const char* name : {"prefetch", "ask", "via_director", "fingers", "fetch"}) {
     const auto& r = m[name];
     std::snprintf(line, sizeof line, "%-13s %10.1f %10.1f %10.1f %12.0f %8llu\n", name,
                   r["mean_us"].get<double>(), r["p50_us"].get<double>(), r["p99_us"].get<double>(),
@@ -272,6 +317,23 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
         "sweep: clients, clip bytes, prefetch p50 and p99, ask p50, via-director p50 "
         "(µs), prefetch publishes/s, prefetch/via-director p50\n" +
         sweep_table;
+  }
+  if (const auto& f = report.value("fanout", nlohmann::json()); f.contains("p99_us")) {
+    std::snprintf(line, sizeof line,
+                  "fan-out: %llu subscribers (%llu held) over %d groups, %llu publishes: "
+                  "publish->delivery p50 %.0f us, p99 %.0f us, max %.0f us; %llu of %llu "
+                  "deliveries lost, %llu errors\n",
+                  static_cast<unsigned long long>(f["subscribers"].get<uint64_t>()),
+                  static_cast<unsigned long long>(f["held"].get<uint64_t>()),
+                  f["groups"].get<int>(),
+                  static_cast<unsigned long long>(f["publishes"].get<uint64_t>()),
+                  f["p50_us"].get<double>(), f["p99_us"].get<double>(), f["max_us"].get<double>(),
+                  static_cast<unsigned long long>(f["lost"].get<uint64_t>()),
+                  static_cast<unsigned long long>(f["expected_deliveries"].get<uint64_t>()),
+                  static_cast<unsigned long long>(f["errors"].get<uint64_t>()));
+    out.table += line;
+  } else if (f.contains("error")) {
+    out.table += "fan-out: " + f["error"].get<std::string>() + "\n";
   }
   const auto& k = report["kill"];
   if (k.contains("acked")) {

@@ -106,6 +106,16 @@ void AddBenchClusterCommands(CLI::App& bench) {
                     "clip sizes of the sweep (e.g. 1024,16384,65536)")
         ->delimiter(',')
         ->check(CLI::Range(size_t{1}, size_t{65536}));
+    cmd->add_option("--fanout-subscribers", st->options.fanout.subscribers,
+                    "concurrent subscribers of the fan-out step, one connection each (0: no "
+                    "fan-out step)")
+        ->capture_default_str();
+    cmd->add_option("--fanout-groups", st->options.fanout.groups,
+                    "groups of the fan-out step; each gets one publish per second")
+        ->capture_default_str();
+    cmd->add_option("--fanout-duration", st->options.fanout.duration_s,
+                    "measured seconds of the fan-out step (after a 1 s warm-up)")
+        ->capture_default_str();
     cmd->callback([st] {
       ExitCode() = Finish("ring", st->options.common, st->flags,
                           [st](const Clock& c, const bench::ScenarioLog& log) {
