@@ -75,7 +75,8 @@ class RelayWorker {
   static asio::awaitable<void> PullArc(RelayWorker* self, Handoff handoff, RingViewPtr view);
   // After a ring change (PlanCopies): sends the clips this node holds of the order's arc to
   // each member that joined the arc's successor list, once the view's handoffs are done (the
-  // clips of an arc this node pulled are sent too). Runs on worker 0.
+  // clips of an arc this node pulled are sent too), pipelined: up to 32 COPY requests in
+  // flight per member. Runs on worker 0.
   static asio::awaitable<void> RestoreCopies(RelayWorker* self, CopyOrder order, RingViewPtr view);
   // Waits until `h` is done (or r + 1 peer timeouts passed, one more than PullArc tries for:
   // then the node serves what it has).
