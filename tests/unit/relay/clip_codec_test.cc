@@ -100,7 +100,9 @@ Status DecodeError(std::vector<uint8_t> bytes, size_t max_payload = kMaxNodePayl
   d.Feed(EncodeFrame(Sample(1, 1)));
   auto again = d.Next();
   EXPECT_FALSE(again.ok());
-  if (!again.ok()) EXPECT_EQ(again.status().message(), next.status().message());
+  if (!again.ok()) {
+    EXPECT_EQ(again.status().message(), next.status().message());
+  }
   return next.status();
 }
 
