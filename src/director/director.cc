@@ -277,6 +277,7 @@ void Director::StartSqlHttp() {
   SqlHttpOptions so;
   so.advertise = config_.http_listen + ":" + std::to_string(http_port());
   so.read_timeout = std::chrono::milliseconds(config_.read_timeout_ms);
+  so.read_stall_timeout = std::chrono::milliseconds(config_.read_stall_timeout_ms);
   so.max_result_rows = config_.max_result_rows;
   so.max_result_bytes = static_cast<uint64_t>(config_.max_result_bytes);
   so.users = http_users_;

@@ -56,6 +56,9 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("request_queue", &request_queue,
          "reads waiting for an eligible replica; more are refused (overloaded)");
   t.Bind("read_timeout_ms", &read_timeout_ms, "how long a held read waits for a replica");
+  t.Bind("read_stall_timeout_ms", &read_stall_timeout_ms,
+         "HTTP API reads: how long the chosen replica may take for its first page, and again for "
+         "each next one, before the read goes to another replica");
   t.Bind("http_listen", &http_listen, "address of the rqlite-compatible HTTP API");
   t.Bind("http_port", &http_port, "port of the rqlite-compatible HTTP API (/db/execute...)");
   t.Bind("http_auth", &http_auth,

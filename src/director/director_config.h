@@ -49,6 +49,7 @@ struct DirectorConfig {
   uint32_t update_queue = 10000;             // writes waiting to be sequenced or decided
   uint32_t request_queue = 10000;            // reads waiting for an eligible replica
   uint32_t read_timeout_ms = 2000;           // how long a held read waits
+  uint32_t read_stall_timeout_ms = 10000;    // a streaming replica's longest pause (HTTP API)
   uint32_t log_retain_entries = 1000000;
   int64_t log_retain_bytes = 256ll << 20;
 
@@ -60,11 +61,11 @@ struct DirectorConfig {
   // The rqlite-compatible HTTP API (DESIGN §9a), served with or without replication.
   std::string http_listen = "127.0.0.1";
   uint16_t http_port = 4001;  // rqlite's own default, so its clients find it
-  std::string http_auth;  // rqlite users file; required when http_listen is not loopback
+  std::string http_auth;      // rqlite users file; required when http_listen is not loopback
   int64_t http_max_body = 16ll << 20;  // request body bytes; more is 413 (a 4 MiB blob as hex fits)
-  uint32_t http_request_timeout_ms = 10000;   // a request must arrive whole within this
-  uint32_t max_result_rows = 1000000;         // rows of one query result; more is an error
-  int64_t max_result_bytes = 128ll << 20;     // encoded bytes of one query result
+  uint32_t http_request_timeout_ms = 10000;  // a request must arrive whole within this
+  uint32_t max_result_rows = 1000000;        // rows of one query result; more is an error
+  int64_t max_result_bytes = 128ll << 20;    // encoded bytes of one query result
 
   // Registers every field on `table` (section "director"); the [[service]] tables of the same
   // file are left to LoadServicesToml (service_store.h).

@@ -45,6 +45,9 @@ namespace vsc::director {
 struct SqlHttpOptions {
   std::string advertise;  // host:port of this API, for /status and /nodes
   Duration read_timeout = std::chrono::seconds(2);
+  // A replica chosen for a read may take this long for its first page and again for each next
+  // one (or what remains of read_timeout, if more) before the read goes to another replica.
+  Duration read_stall_timeout = std::chrono::seconds(10);
   uint64_t max_result_rows = 1000000;
   uint64_t max_result_bytes = uint64_t{128} << 20;
   SqlBodyLimits body;

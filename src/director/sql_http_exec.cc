@@ -222,9 +222,8 @@ asio::awaitable<Result<TcpReadResult>> SqlHttpApi::ReadFromReplica(proto::ReadRe
       req.set_min_seq(min_seq);
       restart();  // the pages of an attempt that failed midway are dropped
       const TimePoint now = clock_.Now();
-      TcpReadResult r =
-          co_await reader_.Read(c.sql_tcp, std::move(req),
-                                std::max(deadline - now, Duration(std::chrono::seconds(1))), sink);
+      TcpReadResult r = co_await reader_.Read(
+          c.sql_tcp, std::move(req), std::max(deadline - now, options_.read_stall_timeout), sink);
       // An SQL error is the answer; a replica that could not answer is skipped for this read.
       if (r.transport.ok() && (r.ok || (r.error.rfind("not yet applied", 0) != 0 &&
                                         r.error.rfind("replica is installing", 0) != 0))) {
