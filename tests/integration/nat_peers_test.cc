@@ -21,7 +21,7 @@
 #include "common/clock.h"
 #include "common/subprocess.h"
 #include "director/director.h"
-#include "support/nginx_conf.h"
+#include "support/peer_process.h"
 #include "support/temp_dir.h"
 #include "support/wait_until.h"
 
@@ -33,24 +33,13 @@ using vservice::AddrPort;
 using vservice::IpAddress;
 using vservice::ServiceKey;
 
-constexpr const char* kNginx = "/usr/sbin/nginx";
+constexpr const char* kNginx = test_support::kNginxBinary;
 constexpr const char* kDnsmasq = "/usr/sbin/dnsmasq";
 constexpr const char* kDig = "/usr/bin/dig";
 constexpr const char* kCurl = "/usr/bin/curl";
 constexpr const char* kRedisServer = "/usr/bin/redis-server";
 constexpr const char* kRedisBenchmark = "/usr/bin/redis-benchmark";
 constexpr const char* kRedisCli = "/usr/bin/redis-cli";
-
-uint16_t FreePort(const char* host) {
-  asio::io_context io;
-  asio::ip::tcp::acceptor a(io, {asio::ip::make_address(host), 0});
-  const uint16_t tcp = a.local_endpoint().port();
-  asio::ip::udp::socket u(io);  // the same number must be free for UDP too (dnsmasq)
-  asio::error_code ec;
-  u.open(asio::ip::udp::v4());
-  u.bind({asio::ip::make_address(host), tcp}, ec);
-  return ec ? FreePort(host) : tcp;
-}
 
 AddrPort At(const char* host, uint16_t port) { return {*IpAddress::Parse(host), port}; }
 
@@ -66,55 +55,14 @@ std::string Shell(const std::string& command, int* exit_status = nullptr) {
   return out;
 }
 
-bool Connectable(const char* host, uint16_t port) {
-  asio::io_context io;
-  asio::ip::tcp::socket s(io);
-  asio::error_code ec;
-  s.connect({asio::ip::make_address(host), port}, ec);
-  return !ec;
-}
+using test_support::FreePort;
+using test_support::SpawnServer;
 
-// A child process that serves host:port, once it accepts connections (10 s at most); nullopt
-// (and a test failure saying why) when it does not.
-std::optional<Subprocess> SpawnServer(const SpawnOptions& o, const char* host, uint16_t port) {
-  auto p = Subprocess::Spawn(o);
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  if (!p.ok()) return std::nullopt;
-  const bool up = test_support::WaitUntil([&] { return Connectable(host, port); },
-                                          milliseconds(10000), milliseconds(20));
-  EXPECT_TRUE(up) << o.argv[0] << " on " << host << ":" << port << " did not start; see "
-                  << o.log_path;
-  if (!up) return std::nullopt;  // ~Subprocess kills it
-  return std::move(p).value();
-}
-
-// One nginx answering `body` on host:port, its configuration in its own directory.
-class Nginx {
+// One nginx answering a fixed body (test_support::NginxProcess), addressed as a destination.
+class Nginx : public test_support::NginxProcess {
  public:
-  Nginx(const std::string& dir, const char* host, uint16_t port, const std::string& body)
-      : dir_(dir), host_(host), port_(port) {
-    test_support::WriteNginxConf(dir, host, port, body);
-  }
-  void Start() {
-    SpawnOptions o;
-    o.argv = {kNginx, "-p", dir_, "-c", dir_ + "/nginx.conf", "-e", dir_ + "/error.log"};
-    o.log_path = dir_ + "/out.log";
-    proc_ = SpawnServer(o, host_, port_);
-    ASSERT_TRUE(proc_.has_value());
-  }
-  void Kill() {
-    if (!proc_) return;
-    (void)proc_->Signal(SIGKILL);
-    proc_->Wait(std::chrono::seconds(5));
-    proc_.reset();
-  }
-  AddrPort addr() const { return At(host_, port_); }
-
- private:
-  std::string dir_;
-  const char* host_;
-  uint16_t port_;
-  std::optional<Subprocess> proc_;
+  using NginxProcess::NginxProcess;
+  AddrPort addr() const { return At(host(), port()); }
 };
 
 proto::ClusterKey TestKey() {
