@@ -77,6 +77,23 @@ std::string DoubleText(double v) {
   return text;
 }
 
+// A list key's TOML value: an array of strings (a single string is taken as a list of one).
+Status SetList(std::vector<std::string>& out, const toml::node& node, const std::string& what) {
+  std::vector<std::string> values;
+  if (node.is_string()) {
+    values.push_back(*node.value<std::string>());
+  } else if (const toml::array* array = node.as_array()) {
+    for (const toml::node& item : *array) {
+      if (!item.is_string()) return InvalidArgument(what + ": every item must be a string");
+      values.push_back(*item.value<std::string>());
+    }
+  } else {
+    return InvalidArgument(what + " must be an array of strings");
+  }
+  out = std::move(values);
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::optional<bool> ParseBoolText(std::string_view text) {
@@ -100,6 +117,7 @@ const char* TypeName(const ConfigTable::Target& t) {
       [](auto* p) -> const char* {
         using T = std::remove_pointer_t<decltype(p)>;
         if constexpr (std::is_same_v<T, std::string>) return "TEXT";
+        if constexpr (std::is_same_v<T, std::vector<std::string>>) return "TEXT ...";
         if constexpr (std::is_same_v<T, bool>) return "[BOOL]";
         if constexpr (std::is_same_v<T, double>) return "NUMBER";
         if constexpr (std::is_same_v<T, int64_t>) return "INT";
@@ -114,6 +132,10 @@ std::string ValueText(const ConfigTable::Target& t) {
         using T = std::remove_pointer_t<decltype(p)>;
         if constexpr (std::is_same_v<T, std::string>) {
           return p->empty() ? "\"\"" : *p;
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          std::string text;
+          for (const std::string& v : *p) text += (text.empty() ? "" : " ") + v;
+          return text.empty() ? "none" : text;
         } else if constexpr (std::is_same_v<T, bool>) {
           return *p ? "true" : "false";
         } else {
@@ -137,6 +159,13 @@ void ConfigTable::AddFlags(CLI::App& app) {
     if (DurationUnitOfName(e.key, &unit)) {
       type = unit == DurationUnit::kMillis ? "MS" : "SECONDS";
     }
+    if (std::holds_alternative<std::vector<std::string>*>(e.target)) {
+      e.option = app.add_option(FlagName(e.key), e.flag_values, e.help + " (repeatable)")
+                     ->type_name("TEXT")
+                     ->expected(1)
+                     ->take_all();
+      continue;
+    }
     e.option = app.add_option(FlagName(e.key), e.flag_value, e.help);
     if (std::holds_alternative<bool*>(e.target)) {
       // A boolean may stand alone (`--insecure`) or take a value (`--insecure false`). CLI11
@@ -157,6 +186,8 @@ Status ConfigTable::SetFromText(Entry& e, const std::string& text, std::string_v
         if constexpr (std::is_same_v<T, std::string>) {
           *p = text;
           return Status::Ok();
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          return InvalidArgument(what + " is a list: give it as an array of strings");
         } else if constexpr (std::is_same_v<T, bool>) {
           std::optional<bool> b = ParseBoolText(text);
           if (!b) return InvalidArgument(what + ": '" + text + "' is not true or false");
@@ -193,6 +224,9 @@ Status ConfigTable::LoadTomlText(std::string_view text, std::string_view origin)
     if (e == nullptr) {
       return InvalidArgument(std::string(origin) + ": unknown key '" + key +
                              "' (see --print-config for the valid keys)");
+    }
+    if (auto* list = std::get_if<std::vector<std::string>*>(&e->target)) {
+      return SetList(**list, node, std::string(origin) + " " + key);
     }
     std::string value;
     if (auto s = node.value<std::string>(); s && node.is_string()) {
@@ -245,7 +279,10 @@ Status ConfigTable::Finish() {
     VSC_RETURN_IF_ERROR(LoadTomlText(buf.str(), config_path_));
   }
   for (auto& e : entries_) {
-    if (e.option != nullptr && e.option->count() > 0) {
+    if (e.option == nullptr || e.option->count() == 0) continue;
+    if (auto* list = std::get_if<std::vector<std::string>*>(&e.target)) {
+      **list = e.flag_values;
+    } else {
       VSC_RETURN_IF_ERROR(SetFromText(e, e.flag_value, "flag"));
     }
   }
@@ -262,6 +299,10 @@ std::string ConfigTable::ToToml() const {
           using T = std::remove_pointer_t<decltype(p)>;
           if constexpr (std::is_same_v<T, std::string>) {
             o << TomlQuote(*p);
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            o << "[";
+            for (size_t i = 0; i < p->size(); ++i) o << (i ? ", " : "") << TomlQuote((*p)[i]);
+            o << "]";
           } else if constexpr (std::is_same_v<T, bool>) {
             o << (*p ? "true" : "false");
           } else if constexpr (std::is_same_v<T, double>) {

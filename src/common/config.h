@@ -30,8 +30,9 @@ class ConfigTable {
  public:
   explicit ConfigTable(std::string section) : section_(std::move(section)) {}
 
-  // T is one of std::string, int64_t, uint32_t, uint16_t, double, bool. `value` must outlive
-  // the table; its current content is the default.
+  // T is one of std::string, int64_t, uint32_t, uint16_t, double, bool, or std::vector of
+  // std::string (a repeatable flag, a TOML array of strings; flags given replace the file's
+  // list). `value` must outlive the table; its current content is the default.
   template <typename T>
   void Bind(std::string key, T* value, std::string help) {
     Entry e;
@@ -62,14 +63,16 @@ class ConfigTable {
   std::string ToToml() const;
 
  public:
-  using Target = std::variant<std::string*, int64_t*, uint32_t*, uint16_t*, double*, bool*>;
+  using Target = std::variant<std::string*, int64_t*, uint32_t*, uint16_t*, double*, bool*,
+                              std::vector<std::string>*>;
 
  private:
   struct Entry {
     std::string key;
     Target target;
     std::string help;
-    std::string flag_value;  // raw text from the command line
+    std::string flag_value;                // raw text from the command line
+    std::vector<std::string> flag_values;  // the same, for a list (each use of the flag)
     CLI::Option* option = nullptr;
   };
   Status SetFromText(Entry& e, const std::string& text, std::string_view origin);

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "sched/hash.h"
+#include "vservice/ip_address.h"
 
 namespace vsc::director {
 namespace {
@@ -33,13 +34,32 @@ const membership::Endpoint* FindEndpoint(const membership::Registration& reg,
 
 }  // namespace
 
+// A fronted local service (an endpoint with a protocol) names tcp or udp and a numeric address
+// the director can connect to; its destinations are matched by that address.
+Status CheckFrontedEndpoints(const membership::Registration& r) {
+  for (const membership::Endpoint& ep : r.endpoints) {
+    if (ep.proto.empty()) continue;
+    if (ep.proto != "tcp" && ep.proto != "udp") {
+      return InvalidArgument(fmt::format("fronted service '{}': protocol '{}' is not tcp or udp",
+                                         ep.service, ep.proto));
+    }
+    auto addr = vservice::IpAddress::Parse(ep.host);
+    if (!addr.ok() || addr->is_unspecified()) {
+      return InvalidArgument(fmt::format(
+          "fronted service '{}': '{}' is not a numeric address the director can connect to",
+          ep.service, ep.host));
+    }
+  }
+  return Status::Ok();
+}
+
 membership::Registration ToRegistration(const proto::Register& reg) {
   membership::Registration r;
   r.id = reg.id();
   r.incarnation = reg.incarnation();
   r.weight = reg.weight();
   for (const auto& e : reg.endpoints()) {
-    r.endpoints.push_back({e.service(), e.host(), static_cast<uint16_t>(e.port())});
+    r.endpoints.push_back({e.service(), e.host(), static_cast<uint16_t>(e.port()), e.proto()});
   }
   for (const auto& c : reg.capabilities()) r.capabilities.push_back(c);
   r.applied_seq = reg.applied_seq();
@@ -110,6 +130,7 @@ proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint64_t
   };
   const auto invalid = proto::RegisterAck::REFUSAL_INVALID;
   if (Status s = membership::ValidateRegistration(r); !s.ok()) return refuse(invalid, s.message());
+  if (Status s = CheckFrontedEndpoints(r); !s.ok()) return refuse(invalid, s.message());
   const auto* udp = FindEndpoint(r, "lookup-udp");
   sockaddr_in probe{};
   if (udp == nullptr || !ParseV4(udp->host, udp->port, &probe)) {

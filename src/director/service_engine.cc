@@ -327,7 +327,11 @@ ServiceViewPtr ServiceEngine::BuildView(const VirtualService& vs, Running& run) 
         in.check_weight = v->second.weight;
         in.passive_down = v->second.passive_down;
       }
-      if (!cfg.agent_id.empty()) in.agent = plane_.membership().Find(cfg.agent_id);
+      if (!cfg.agent_id.empty()) {
+        in.agent = plane_.membership().Find(cfg.agent_id);
+      } else if (auto f = fronted_.find({vs.key.proto, addr}); f != fronted_.end()) {
+        in.agent = plane_.membership().Find(f->second);
+      }
       in.stats = stats_of(addr);
       inputs.push_back(std::move(in));
     }
@@ -379,13 +383,15 @@ void ServiceEngine::OnConnectFailure(const ServiceKey& s, const AddrPort& d) {
 }
 
 void ServiceEngine::OnMembershipChanged() {
+  FrontedIndex before = std::exchange(fronted_, BuildFrontedIndex(plane_.membership().Snapshot()));
   for (const auto& [key, vs] : table_.services()) {
     if (options_.builtin.contains(key)) {
       Publish(key);
       continue;
     }
     for (const auto& [addr, cfg] : vs.dests) {
-      if (cfg.agent_id.empty()) continue;
+      const FrontedKey fk{key.proto, addr};
+      if (cfg.agent_id.empty() && !fronted_.contains(fk) && !before.contains(fk)) continue;
       Publish(key);
       break;
     }

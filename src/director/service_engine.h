@@ -32,6 +32,7 @@
 
 #include "common/clock.h"
 #include "director/control_plane.h"
+#include "director/fronted_index.h"
 #include "director/health_checker.h"
 #include "director/service_editor.h"
 #include "director/service_view.h"
@@ -126,6 +127,7 @@ class ServiceEngine : public ServiceEditor {
   vservice::VirtualServiceTable table_;
   std::map<vservice::ServiceKey, Running> running_;
   std::map<DestKey, Verdict> verdicts_;
+  FrontedIndex fronted_;  // static destinations a live agent fronts, from membership
   HealthChecker checker_;
   asio::steady_timer decay_timer_;
   std::map<std::pair<vservice::ServiceKey, std::string>, Totals> zero_base_;  // "" = service

@@ -11,13 +11,13 @@ DestView BuildDest(const vservice::AddrPort& addr, const vservice::DestConfig& c
   DestView d;
   d.dest = addr;
   d.method = config.method;
-  d.server_id = config.agent_id;
+  d.server_id = config.agent_id.empty() && in.agent ? in.agent->reg.id : config.agent_id;
   d.u_threshold = config.u_threshold;
   d.stats = in.stats;
   d.backend.key = sched::StableKey(vservice::ToString(addr));
   uint32_t weight = in.check_weight.value_or(config.weight);
   bool available = in.check_up && !in.passive_down;
-  if (config.agent_id.empty()) {
+  if (config.agent_id.empty() && in.agent == nullptr) {
     d.state = in.check_up ? (in.passive_down ? "FAILING" : "UP") : "DOWN";
   } else if (in.agent == nullptr) {
     available = false;
@@ -29,6 +29,7 @@ DestView BuildDest(const vservice::AddrPort& addr, const vservice::DestConfig& c
     d.backend.response_ms = in.agent->load.response_ms;
     d.state = std::string(membership::StateName(in.agent->state));
     if (!in.check_up) d.state += ", check DOWN";
+    if (in.passive_down) d.state += ", connect failed";
   }
   const bool inhibited = !in.check_up && config.check && config.check->inhibit_on_failure;
   if (inhibited) weight = 0;

@@ -6,12 +6,16 @@
 // - static (no agent_id): its health check says UP (a static destination always has one) and
 //   no connect failed since the last probe;
 // - agent-backed: the agent is registered and its membership state accepts new work
-//   (ACTIVE), and its check, if one is configured, says UP.
+//   (ACTIVE), and its check, if one is configured, says UP;
+// - fronted (static, and a live agent registered this address as a local service it fronts,
+//   fronted_index.h): both — its check says UP, no connect failed, and the agent is ACTIVE.
 //   (EffectiveCheck below says which check watches a destination.)
 // Weight: the destination's own (ipvsadm -w), a MISC_CHECK misc_dynamic weight when one was
 // reported, 0 when the agent is drained or weighted 0 by the operator. Weight 0 is quiescent:
-// no new work, open flows go on. A destination that is down under inhibit_on_failure shows
-// weight 0, as keepalived programs it; otherwise it keeps its weight and is unavailable.
+// no new work, open flows go on. An agent-backed or fronted destination carries the agent's
+// heartbeat load (run queue, response time) for ll and dwlc, and its id. A destination that is down
+// under inhibit_on_failure shows weight 0, as keepalived programs it; otherwise it keeps its weight
+// and is unavailable.
 //
 // Pure: no I/O, no clock; the stats pointers are passed through untouched.
 #pragma once
@@ -31,7 +35,8 @@ struct DestInputs {
   bool check_up = true;  // the check's verdict; true while a check has not said otherwise
   std::optional<uint32_t> check_weight;  // misc_dynamic
   bool passive_down = false;             // a connect failed since the last successful probe
-  const membership::ServerRecord* agent = nullptr;  // agent-backed: its record, if registered
+  // agent-backed: its record, if registered; static: the live agent fronting it, if any
+  const membership::ServerRecord* agent = nullptr;
   std::shared_ptr<DestStats> stats;
 };
 

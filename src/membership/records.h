@@ -11,11 +11,13 @@
 
 namespace vsc::membership {
 
-// One service a real server offers, e.g. {"lookup-udp", "127.0.0.1", 7001}.
+// One service a real server offers, e.g. {"lookup-udp", "127.0.0.1", 7001}; a fronted local
+// service has its protocol ("tcp", "udp") in `proto`, e.g. {"web", "127.0.0.1", 8080, "tcp"}.
 struct Endpoint {
   std::string service;
   std::string host;
   uint16_t port = 0;
+  std::string proto;  // empty for vsc's own endpoints
   bool operator==(const Endpoint&) const = default;
 };
 

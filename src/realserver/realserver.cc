@@ -10,6 +10,7 @@
 #include "common/ready_file.h"
 #include "common/signals.h"
 #include "net/endpoint.h"
+#include "realserver/fronted_service.h"
 #include "realserver/replication_wire.h"
 #include "realserver/snapshot.h"
 
@@ -63,6 +64,7 @@ Status ValidateConfig(const RealServerConfig& c) {
   }
   if (c.apply_batch == 0) return InvalidArgument("apply_batch must be at least 1");
   if (c.snapshot_timeout_ms == 0) return InvalidArgument("snapshot_timeout_ms must be at least 1");
+  if (auto s = ParseFrontedServices(c.service); !s.ok()) return s.status();
   return Status::Ok();
 }
 
@@ -202,6 +204,8 @@ void RealServer::StartAgent(const asio::ip::tcp::endpoint& director) {
   add("http", http_port_);
   add("sql-udp", sql_port_);
   add("sql-tcp", sql_tcp_port_);
+  const auto fronted = ParseFrontedServices(config_.service);  // validated at Start
+  for (const FrontedService& s : *fronted) options.endpoints.push_back(ToEndpoint(s));
   options.capabilities = {"lookup", "sql"};
   if (relay_) {
     add("relay", relay_->port());

@@ -35,13 +35,18 @@ void RealServerConfig::Bind(ConfigTable& t) {
   t.Bind("log_level", &log_level, "trace debug info warn error off");
   t.Bind("ready_file", &ready_file,
          "write the bound ports here as JSON once serving (for scripts and tests)");
+  t.Bind("service", &service,
+         "a local service to front, NAME=tcp:HOST:PORT or NAME=udp:HOST:PORT (e.g. "
+         "web=tcp:10.0.0.5:80): registered with the director, where a destination at HOST:PORT "
+         "follows this server's state and load");
   t.Bind("relay", &relay,
          "serve the clip relay and join the director's ring (capability and endpoint 'relay')");
   t.Bind("relay_port", &relay_port, "clip relay port, TCP (0 = any free port)");
   t.Bind("relay_max_connections", &relay_max_connections,
          "clip relay connections at most, clients and peers; more are refused");
-  t.Bind("relay_rate", &relay_rate, "clip relay requests per second per client connection (0 = "
-                                    "unlimited); bursts of a quarter second are allowed");
+  t.Bind("relay_rate", &relay_rate,
+         "clip relay requests per second per client connection (0 = "
+         "unlimited); bursts of a quarter second are allowed");
   t.Bind("relay_max_groups", &relay_max_groups, "groups this node holds at most");
   t.Bind("relay_max_subscribers", &relay_max_subscribers, "subscribers per group at most");
   t.Bind("relay_buffer_clips", &relay_buffer_clips, "clips kept per group (older are dropped)");

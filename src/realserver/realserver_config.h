@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 
@@ -23,18 +24,20 @@ struct RealServerConfig {
   uint32_t apply_batch = 4096;         // replicated entries applied per transaction at most
   uint32_t snapshot_timeout_ms = 30000;  // snapshot fetch: connect and per-read stall bound
   uint32_t weight = 1;
-  uint32_t workers = 1;                // service threads
-  std::string key_file;                // cluster key file (else env VSC_CLUSTER_KEY)
+  uint32_t workers = 1;  // service threads
+  std::string key_file;  // cluster key file (else env VSC_CLUSTER_KEY)
   bool insecure = false;
-  std::string trusted_forwarders;      // comma-separated IPv4 addresses allowed to send forward
-                                       // headers; empty = the director's address
+  std::string trusted_forwarders;  // comma-separated IPv4 addresses allowed to send forward
+                                   // headers; empty = the director's address
   std::string log_level = "info";
-  std::string ready_file;              // written with the bound ports once serving
+  std::string ready_file;  // written with the bound ports once serving
+  // Local services fronted without being implemented: "NAME=tcp:HOST:PORT" (fronted_service.h).
+  std::vector<std::string> service;
   // The clip relay (DESIGN.md §8): a ring member when `relay` is set.
   bool relay = false;
-  uint16_t relay_port = 0;              // TCP, registered as "relay" (0 = any free port)
+  uint16_t relay_port = 0;  // TCP, registered as "relay" (0 = any free port)
   uint32_t relay_max_connections = 20000;
-  uint32_t relay_rate = 2000;           // requests per second per client connection (0 = any)
+  uint32_t relay_rate = 2000;  // requests per second per client connection (0 = any)
   uint32_t relay_max_groups = 100000;
   uint32_t relay_max_subscribers = 10000;  // per group
   uint32_t relay_buffer_clips = 1024;      // per group

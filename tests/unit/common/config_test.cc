@@ -49,6 +49,32 @@ TEST(ConfigTest, DefaultsThenFileThenFlags) {
   EXPECT_EQ(c.host, "127.0.0.1");  // default kept
 }
 
+TEST(ConfigTest, AListIsARepeatableFlagAndATomlArray) {
+  std::vector<std::string> service = {"default"};
+  uint16_t port = 1;
+  ConfigTable table{"realserver"};
+  table.Bind("service", &service, "a fronted service");
+  table.Bind("port", &port, "port");
+  ASSERT_TRUE(
+      table.LoadTomlText("[realserver]\nservice = [\"a=tcp:1.2.3.4:80\", \"b\"]\n", "t").ok());
+  EXPECT_EQ(service, (std::vector<std::string>{"a=tcp:1.2.3.4:80", "b"}));
+  const std::string printed = table.ToToml();
+  EXPECT_NE(printed.find("service = [\"a=tcp:1.2.3.4:80\", \"b\"]"), std::string::npos) << printed;
+  Status scalar = table.LoadTomlText("service = 3\n", "t");
+  EXPECT_FALSE(scalar.ok());
+  EXPECT_NE(scalar.message().find("array of strings"), std::string::npos) << scalar.message();
+  EXPECT_FALSE(table.LoadTomlText("service = [\"x\", 4]\n", "t").ok());
+  CLI::App app;
+  table.AddFlags(app);
+  std::vector<std::string> args = {"--service", "x=tcp:1.1.1.1:1", "--port",
+                                   "9",         "--service",       "y=udp:2.2.2.2:2"};
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  app.parse(rev);
+  ASSERT_TRUE(table.Finish().ok());
+  EXPECT_EQ(service, (std::vector<std::string>{"x=tcp:1.1.1.1:1", "y=udp:2.2.2.2:2"}));  // replaced
+  EXPECT_EQ(port, 9);
+}
+
 TEST(ConfigTest, TopLevelKeysAreAccepted) {
   Cfg c;
   ASSERT_TRUE(c.table.LoadTomlText("port = 1234\n", "t").ok());
