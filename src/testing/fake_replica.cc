@@ -25,7 +25,7 @@ proto::Register FakeReplica::Register() const {
     e->set_port(port);
   };
   add("lookup-udp", 9000);
-  add("sql-udp", 9001);
+  add("sql-udp", sql_udp_port);
   add("http", 9002);
   r.add_capabilities("sql");
   r.set_applied_seq(applied);

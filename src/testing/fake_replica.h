@@ -35,11 +35,12 @@ struct FakeReplica {
   std::string checksum = "c0ffee";
   std::shared_ptr<FakeLink> link = std::make_shared<FakeLink>();
   uint64_t hb_counter = 0;
-  uint64_t session = 0;  // the control session it registers on (one per replica here)
-  uint64_t gaps = 0;  // entries received that did not follow `applied` (a director bug)
+  uint64_t session = 0;          // the control session it registers on (one per replica here)
+  uint64_t gaps = 0;             // entries received that did not follow `applied` (a director bug)
+  uint16_t sql_udp_port = 9001;  // where the director forwards reads (a test's socket)
 
-  // Registers with the endpoints lookup-udp 9000, sql-udp 9001, http 9002 on 127.0.0.1 and
-  // the capability "sql", at its current applied seq and digest.
+  // Registers with the endpoints lookup-udp 9000, sql-udp `sql_udp_port`, http 9002 on
+  // 127.0.0.1 and the capability "sql", at its current applied seq and digest.
   proto::Register Register() const;
   proto::Heartbeat Heartbeat();
   // Applies every Replicate received so far; the ack, or nullopt when nothing new came.

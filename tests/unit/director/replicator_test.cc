@@ -6,17 +6,14 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <filesystem>
 
 #include "director/replication_wire.h"
 #include "proto/envelope.h"
 #include "replication/digest.h"
 #include "replication/replica_store.h"
-#include "testing/fake_replica.h"
+#include "unit/director/replicator_fixture.h"
 
 namespace vsc::director {
 namespace {
@@ -24,108 +21,10 @@ namespace {
 using namespace std::chrono_literals;
 using replication::Digest;
 
-using vsc::testing::FakeLink;
-using vsc::testing::FakeReplica;
-using vsc::testing::MakeBootstrap;
+using testing::FakeLink;
+using testing::FakeReplica;
 
-class ReplicatorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    static std::atomic<int> n{0};
-    dir_ = std::filesystem::temp_directory_path() /
-           ("vsc-replicator-test-" + std::to_string(getpid()) + "-" + std::to_string(n++));
-    std::filesystem::create_directories(dir_);
-    MakeBootstrap(Path("boot.db"));
-    auto sum = replication::Checksum(Path("boot.db"));
-    ASSERT_TRUE(sum.ok()) << sum.status().ToString();
-    boot_checksum_ = *sum;
-    options_.log_file = Path("log.db");
-    options_.schema_db = Path("boot.db");
-  }
-  void TearDown() override {
-    rep_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  void Open() {
-    rep_.reset();
-    auto r = Replicator::Open(io_, plane_, clock_, options_);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    rep_ = std::move(r).value();
-  }
-
-  FakeReplica MakeReplica(const std::string& id) {
-    FakeReplica r;
-    r.id = id;
-    r.content_checksum = boot_checksum_;
-    r.session = ++sessions_;
-    return r;
-  }
-
-  // Registration as the control session does it, then a first heartbeat.
-  Admission Join(FakeReplica& r) {
-    proto::Register reg = r.Register();
-    Admission a = rep_->Admit(reg);
-    auto ack = plane_.OnRegister(reg, r.session, 7101, clock_.Now(), a.needs_catch_up());
-    EXPECT_TRUE(ack.accepted()) << ack.reason();
-    rep_->Attach(reg, a, r.link);
-    plane_.OnHeartbeat(r.Heartbeat(), clock_.Now());
-    return a;
-  }
-
-  // Submits one write; the answer lands in the returned slot.
-  std::shared_ptr<std::optional<proto::WriteResponse>> Write(
-      const std::string& sql, std::vector<replication::Value> params = {}) {
-    proto::WriteRequest req;
-    req.set_request_id(++request_id_);
-    replication::Statement st{sql, std::move(params)};
-    ToProto(st, req.add_statements());
-    auto slot = std::make_shared<std::optional<proto::WriteResponse>>();
-    rep_->Submit(req, [slot](const proto::WriteResponse& r) { *slot = r; });
-    return slot;
-  }
-
-  // Runs the posted group commit (an io_context that ran out of work must be restarted).
-  void Poll() {
-    io_.restart();
-    io_.poll();
-  }
-
-  // The replica's copy failed (its peer died, stalled or sent a damaged body): as the real
-  // server does, it closes its session and registers again on a new one, still needing one.
-  void Rejoin(FakeReplica& r) {
-    rep_->Detach(r.id, r.link.get());
-    plane_.OnSessionClosed(r.id, r.session, clock_.Now());
-    r.session = ++sessions_;
-    r.link = std::make_shared<FakeLink>();
-    Join(r);
-  }
-
-  void Deliver(FakeReplica& r) {
-    if (auto ack = r.Apply()) rep_->OnAck(r.id, *ack);
-    EXPECT_EQ(r.gaps, 0u) << "a gap in the stream to " << r.id;
-  }
-
-  const ReplicaInfo* Info(const std::string& id) {
-    status_ = rep_->GetStatus();
-    for (const auto& i : status_.replicas) {
-      if (i.id == id) return &i;
-    }
-    return nullptr;
-  }
-
-  std::filesystem::path dir_;
-  std::string boot_checksum_;
-  ReplicatorOptions options_;
-  asio::io_context io_;
-  ManualClock clock_;
-  ControlPlane plane_{membership::Config{100ms, 2, 5}, ControlSettings{}};
-  uint64_t sessions_ = 0;
-  std::unique_ptr<Replicator> rep_;
-  ReplicationStatus status_;
-  uint64_t request_id_ = 0;
-};
+class ReplicatorTest : public testing::ReplicatorFixture {};
 
 TEST_F(ReplicatorTest, ANewLogNeedsTheBootstrapDatabase) {
   options_.schema_db.clear();

@@ -24,10 +24,12 @@
 
 namespace vsc::net::testing {
 
-// Runs an io_context on its own thread until destroyed.
+// Runs an io_context on its own thread until destroyed: its own, or the caller's `ctx` (which
+// must outlive it; it is left stopped, so a later run needs restart()).
 class ContextThread {
  public:
-  ContextThread() : guard_(ctx_.get_executor()), thread_([this] { ctx_.run(); }) {}
+  ContextThread() : owned_(std::make_unique<asio::io_context>(1)), ctx_(*owned_) {}
+  explicit ContextThread(asio::io_context& ctx) : ctx_(ctx) {}
   ~ContextThread() {
     guard_.reset();
     ctx_.stop();
@@ -48,9 +50,10 @@ class ContextThread {
   }
 
  private:
-  asio::io_context ctx_{1};
-  asio::executor_work_guard<asio::io_context::executor_type> guard_;
-  std::thread thread_;
+  std::unique_ptr<asio::io_context> owned_;
+  asio::io_context& ctx_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_{ctx_.get_executor()};
+  std::thread thread_{[this] { ctx_.run(); }};
 };
 
 // Waits until pred() holds. pred is evaluated on the context's thread whenever a 1 ms timer

@@ -1,0 +1,301 @@
+// ReadRouter on a real UDP socket on 127.0.0.1 (port 0) in front of a real Replicator
+// (ReplicatorFixture): the replicas' "sql-udp" ports are test sockets, so the test sees exactly
+// what the router forwards, and the client's socket sees what the director itself answers
+// (issue 10, glue only integration reached). Time is the fixture's ManualClock: a held read
+// expires only when the test advances it.
+#include "director/read_router.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "proto/envelope.h"
+#include "proto/lookup_codec.h"
+#include "unit/client/lookup_responder.h"
+#include "unit/director/replicator_fixture.h"
+#include "unit/net/net_test_util.h"
+
+namespace vsc::director {
+namespace {
+
+using namespace std::chrono_literals;
+using Bytes = std::vector<uint8_t>;
+using testing::FakeReplica;
+
+// A datagram socket on 127.0.0.1 (port 0): a replica's sql-udp port, or a client.
+class Udp {
+ public:
+  Udp() : fd_(vsc::testing::BoundSocket(SOCK_DGRAM)) {
+    net::testing::SetRecvTimeout(fd_.get(), std::chrono::seconds(10));
+  }
+  uint16_t port() const { return vsc::testing::LocalPort(fd_.get()); }
+  void SendTo(uint16_t port, const Bytes& bytes) {
+    const sockaddr_in to = net::testing::Loopback(port);
+    ASSERT_EQ(::sendto(fd_.get(), bytes.data(), bytes.size(), 0,
+                       reinterpret_cast<const sockaddr*>(&to), sizeof(to)),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  // The next datagram; nullopt when none came within 10 s.
+  std::optional<Bytes> Receive() {
+    Bytes buf(70000);
+    const ssize_t n = ::recv(fd_.get(), buf.data(), buf.size(), 0);
+    if (n < 0) return std::nullopt;
+    buf.resize(static_cast<size_t>(n));
+    return buf;
+  }
+  // Whether a datagram arrives within `wait` (one that must not come).
+  bool Readable(std::chrono::milliseconds wait) {
+    pollfd p{fd_.get(), POLLIN, 0};
+    return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
+  }
+
+ private:
+  UniqueFd fd_;
+};
+
+class ReadRouterTest : public testing::ReplicatorFixture {
+ protected:
+  void SetUp() override {
+    ReplicatorFixture::SetUp();
+    Open();
+  }
+  void TearDown() override {
+    StopLoop([this] {
+      if (router_) router_->Stop();
+    });
+    router_.reset();
+    ReplicatorFixture::TearDown();
+  }
+
+  // Binds and starts the router, wired to the replicator's progress as the Director does it,
+  // then runs the loop.
+  void Start(ReadRouterOptions options = {}) {
+    auto socket =
+        ReadRouter::Bind(io_, asio::ip::udp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0));
+    ASSERT_TRUE(socket.ok()) << socket.status().ToString();
+    router_ = std::make_unique<ReadRouter>(io_, testing::TestKey(), clock_, *rep_, options);
+    rep_->SetListeners({}, [this] { router_->OnProgress(); });
+    router_->Start(std::move(socket).value());
+    StartLoop();
+  }
+
+  // A replica whose sql-udp port is `socket`, registered on the loop.
+  FakeReplica JoinReplica(const std::string& id, const Udp& socket) {
+    FakeReplica r = MakeReplica(id);
+    r.sql_udp_port = socket.port();
+    OnLoop([&] { return Join(r).needs_catch_up(); });
+    return r;
+  }
+
+  // One write, sequenced and sent to every replica (not acked).
+  void SequenceOneWrite(const std::vector<FakeReplica*>& replicas) {
+    OnLoop([&] { return Write("INSERT INTO t(v) VALUES ('w')"); });
+    for (FakeReplica* r : replicas) {
+      ASSERT_TRUE(WaitOnLoop([&] { return r->EntriesQueued() >= 1; })) << r->id;
+    }
+  }
+
+  Bytes Read(uint64_t request_id, uint64_t min_seq, const proto::ClusterKey& key) {
+    proto::Message m;
+    proto::ReadRequest* r = m.mutable_read_request();
+    r->set_request_id(request_id);
+    r->mutable_statement()->set_sql("SELECT v FROM t");
+    r->set_min_seq(min_seq);
+    return proto::EnvelopeCodec(key).Seal("client-1", ++counter_, m);
+  }
+  Bytes Read(uint64_t request_id, uint64_t min_seq = 0) {
+    return Read(request_id, min_seq, testing::TestKey());
+  }
+  void Send(Udp& from, const Bytes& datagram) { from.SendTo(router_->port(), datagram); }
+
+  // What `replica` received next: the client named in the forward header and the request.
+  struct Forwarded {
+    proto::ForwardHeader header;
+    Bytes envelope;
+    uint64_t request_id = 0;
+  };
+  std::optional<Forwarded> NextForwarded(Udp& replica) {
+    auto d = replica.Receive();
+    if (!d) {
+      ADD_FAILURE() << "nothing forwarded to the replica";
+      return std::nullopt;
+    }
+    auto header = proto::DecodeForwardHeader(*d);
+    if (!header.ok()) {
+      ADD_FAILURE() << "no forward header: " << header.status().ToString();
+      return std::nullopt;
+    }
+    Forwarded f{*header, Bytes(d->begin() + proto::kForwardHeaderSize, d->end())};
+    auto opened = proto::EnvelopeCodec(testing::TestKey()).Open(f.envelope);
+    if (!opened.ok() || !opened->message.has_read_request()) {
+      ADD_FAILURE() << "the forwarded request does not open";
+      return std::nullopt;
+    }
+    f.request_id = opened->message.read_request().request_id();
+    return f;
+  }
+  // The director's own next answer to the client, opened and checked to come from it.
+  std::optional<proto::ReadResponse> NextAnswer(Udp& client) {
+    auto d = client.Receive();
+    if (!d) {
+      ADD_FAILURE() << "the director did not answer";
+      return std::nullopt;
+    }
+    auto opened = proto::EnvelopeCodec(testing::TestKey()).Open(*d);
+    if (!opened.ok() || opened->sender != "director" || !opened->message.has_read_response()) {
+      ADD_FAILURE() << "the answer is not a ReadResponse sealed by the director";
+      return std::nullopt;
+    }
+    return opened->message.read_response();
+  }
+  uint64_t Get(const Counter& c) {
+    return OnLoop([&] { return c.Get(); });
+  }
+  const ReadRouterCounters& Counters() const { return router_->counters(); }
+
+  std::unique_ptr<ReadRouter> router_;
+  uint64_t counter_ = 0;
+};
+
+TEST_F(ReadRouterTest, AReadIsForwardedUnchangedToAnInSyncReplicaNamingTheClient) {
+  Start();
+  Udp rs1, rs2, client;
+  FakeReplica a = JoinReplica("rs1", rs1);
+  FakeReplica b = JoinReplica("rs2", rs2);
+  // rs2's session ends: it is DOWN and no longer takes reads.
+  OnLoop([&] {
+    rep_->Detach(b.id, b.link.get());
+    plane_.OnSessionClosed(b.id, b.session, clock_.Now());
+  });
+  for (uint64_t id = 1; id <= 3; ++id) {
+    const Bytes datagram = Read(id);
+    Send(client, datagram);
+    auto f = NextForwarded(rs1);
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->envelope, datagram) << "the request must travel unchanged";
+    EXPECT_EQ(f->header.client_ip, 0x7f000001u);
+    EXPECT_EQ(f->header.client_port, client.port());
+    EXPECT_EQ(f->request_id, id);
+  }
+  EXPECT_FALSE(rs2.Readable(0ms)) << "a read went to a replica that is DOWN";
+  EXPECT_EQ(Get(Counters().forwarded), 3u);
+}
+
+TEST_F(ReadRouterTest, AReadWithMinSeqGoesOnlyToAReplicaThatAppliedIt) {
+  Start();
+  Udp rs1, rs2, client;
+  FakeReplica a = JoinReplica("rs1", rs1);
+  FakeReplica b = JoinReplica("rs2", rs2);
+  SequenceOneWrite({&a, &b});
+  OnLoop([&] { Deliver(a); });  // rs1 has applied seq 1, rs2 not yet
+  for (uint64_t id = 1; id <= 6; ++id) {
+    Send(client, Read(id, /*min_seq=*/1));
+    auto f = NextForwarded(rs1);
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->request_id, id);
+  }
+  // Without min_seq the least-loaded replica takes it: rs2, which got none of the above (its
+  // first datagram is this one).
+  Send(client, Read(7));
+  auto f = NextForwarded(rs2);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->request_id, 7u) << "rs2 was sent a read it had not applied the seq of";
+}
+
+TEST_F(ReadRouterTest, AReadWaitsUntilAReplicaHasAppliedItsMinSeq) {
+  Start();
+  Udp rs1, client;
+  FakeReplica a = JoinReplica("rs1", rs1);
+  SequenceOneWrite({&a});
+  Send(client, Read(9, /*min_seq=*/1));
+  ASSERT_TRUE(WaitOnLoop([&] { return router_->queue_depth() == 1; }));
+  EXPECT_FALSE(rs1.Readable(0ms)) << "forwarded before rs1 applied seq 1";
+  OnLoop([&] { Deliver(a); });  // the ack reports progress: the held read goes now
+  auto f = NextForwarded(rs1);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->request_id, 9u);
+  EXPECT_EQ(OnLoop([&] { return router_->queue_depth(); }), 0u);
+  EXPECT_EQ(Get(Counters().queued), 1u);
+}
+
+TEST_F(ReadRouterTest, AMinSeqBeyondTheLastWriteIsAnsweredByTheDirectorAtOnce) {
+  Start();
+  Udp rs1, client;
+  FakeReplica a = JoinReplica("rs1", rs1);
+  Send(client, Read(4, /*min_seq=*/5));
+  auto r = NextAnswer(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->request_id(), 4u);
+  EXPECT_FALSE(r->ok());
+  EXPECT_EQ(r->replica_id(), "director");
+  EXPECT_NE(r->error().find("min_seq 5 is beyond the last sequenced write (0)"), std::string::npos)
+      << r->error();
+  EXPECT_FALSE(rs1.Readable(0ms));
+  EXPECT_EQ(Get(Counters().refused_min_seq), 1u);
+}
+
+TEST_F(ReadRouterTest, WithNoReplicaAReadTimesOutWithAClearError) {
+  ReadRouterOptions options;
+  options.timeout = 2s;
+  Start(options);
+  Udp client;
+  Send(client, Read(12));
+  ASSERT_TRUE(WaitOnLoop([&] { return router_->queue_depth() == 1; }));
+  // The router's timer runs in real time, its deadlines in the clock's: nothing expires yet.
+  EXPECT_FALSE(client.Readable(150ms)) << "answered before the timeout passed";
+  clock_.Advance(2s);
+  auto r = NextAnswer(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->request_id(), 12u);
+  EXPECT_FALSE(r->ok());
+  EXPECT_EQ(r->error(),
+            "timeout: no replica could serve the read within 2000 ms (no replica is ACTIVE and in "
+            "sync)");
+  EXPECT_EQ(Get(Counters().timed_out), 1u);
+  EXPECT_EQ(OnLoop([&] { return router_->queue_depth(); }), 0u);
+}
+
+TEST_F(ReadRouterTest, AFullRequestQueueRefusesAtOnce) {
+  ReadRouterOptions options;
+  options.queue_capacity = 1;
+  Start(options);
+  Udp client;
+  Send(client, Read(1));
+  ASSERT_TRUE(WaitOnLoop([&] { return router_->queue_depth() == 1; }));
+  Send(client, Read(2));
+  auto r = NextAnswer(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->request_id(), 2u);
+  EXPECT_FALSE(r->ok());
+  EXPECT_EQ(r->error().rfind("overloaded", 0), 0u) << r->error();
+  EXPECT_EQ(Get(Counters().refused_overload), 1u);
+}
+
+TEST_F(ReadRouterTest, UnauthenticatedAndGarbledDatagramsAreDroppedAndCounted) {
+  Start();
+  Udp rs1, client;
+  FakeReplica a = JoinReplica("rs1", rs1);
+  Send(client, Read(1, 0, testing::OtherKey()));
+  Send(client, Bytes(64, 0x5a));
+  Send(client, Read(3));
+  // Datagrams are handled in order: the first thing rs1 sees is request 3.
+  auto f = NextForwarded(rs1);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->request_id, 3u) << "a datagram that does not open was forwarded";
+  // Nor was the client answered: its first datagram answers request 4.
+  Send(client, Read(4, /*min_seq=*/99));
+  auto r = NextAnswer(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->request_id(), 4u) << "the director answered a datagram that does not open";
+  EXPECT_EQ(Get(Counters().received), 4u);
+  EXPECT_EQ(Get(Counters().dropped_unauthenticated), 1u);
+  EXPECT_EQ(Get(Counters().dropped_malformed), 1u);
+  EXPECT_EQ(Get(Counters().forwarded), 1u);
+}
+
+}  // namespace
+}  // namespace vsc::director
