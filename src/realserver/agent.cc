@@ -45,7 +45,7 @@ Agent::Agent(asio::io_context& io, AgentOptions options, const proto::ClusterKey
       load_(load),
       director_text_(options_.director.address().to_string() + ":" +
                      std::to_string(options_.director.port())),
-      timer_(io) {}
+      retry_timer_(io) {}
 
 void Agent::Start() { asio::co_spawn(io_, Run(this), asio::detached); }
 
@@ -175,6 +175,7 @@ struct Agent::Attempt {
 };
 
 void Agent::Problem(std::string_view kind, const std::string& text) {
+  if (stopping_) return;  // Stop closed the attempt: not a problem with the director
   auto held = problems_.Admit(kind, clock_.Now());
   if (!held) return;
   if (*held == 0) {
@@ -205,10 +206,10 @@ proto::Message Agent::MakeRegister(const proto::Nonce& challenge, const proto::N
 
 asio::awaitable<void> Agent::Run(Agent* self) {
   auto backoff = 100ms;
-  asio::steady_timer wait(self->io_);
   while (!self->stopping_) {
     Attempt a;
     co_await Register(self, a);
+    self->attempt_socket_ = nullptr;
     if (self->stopping_) co_return;
     if (a.outcome == Attempt::Outcome::kRegistered) {
       backoff = 100ms;
@@ -233,8 +234,8 @@ asio::awaitable<void> Agent::Run(Agent* self) {
       asio::error_code ignore;
       if (a.socket) a.socket->close(ignore);
     }
-    wait.expires_after(backoff);
-    co_await wait.async_wait(as_tuple(use_awaitable));
+    self->retry_timer_.expires_after(backoff);
+    co_await self->retry_timer_.async_wait(as_tuple(use_awaitable));
     if (a.outcome == Attempt::Outcome::kRetry) {
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
     }
@@ -243,6 +244,7 @@ asio::awaitable<void> Agent::Run(Agent* self) {
 
 asio::awaitable<void> Agent::Register(Agent* self, Attempt& a) {
   a.socket = std::make_unique<asio::ip::tcp::socket>(self->io_);
+  self->attempt_socket_ = a.socket.get();
   // Connect with a deadline: a timer closes the socket if the connect hangs.
   asio::steady_timer deadline(self->io_);
   deadline.expires_after(1s);
@@ -461,8 +463,11 @@ void Agent::LeaveOnLoop(std::function<void()> done) {
     s->on_closed.push_back(std::move(done));
     s->wake.cancel();
   } else {
+    // Not registered: connecting, in the handshake, or waiting to retry. End whichever it is.
     asio::error_code ignore;
     if (s) s->socket->close(ignore);
+    if (attempt_socket_) attempt_socket_->close(ignore);
+    retry_timer_.cancel();
     done();
   }
   // The heartbeat socket is closed when the io_context stops; the DOWN heartbeat is sent.

@@ -87,8 +87,10 @@ class Agent {
         const Clock& clock, LoadTracker& load);
 
   void Start();
-  // Graceful leave: a heartbeat flagged DOWN and a Deregister, then close. Blocks until done
-  // (at most about two seconds), callable from any thread while the io_context runs.
+  // Graceful leave: a heartbeat flagged DOWN and a Deregister, then close. Not registered (yet):
+  // closes the connection of the attempt under way and ends the wait before the next one.
+  // Blocks until done (at most about two seconds), callable from any thread while the
+  // io_context runs; afterwards the agent leaves no operation waiting on it.
   void Stop();
 
   // Queues `message` on session `session`; dropped when that session is gone. Any thread.
@@ -137,7 +139,9 @@ class Agent {
   std::shared_ptr<Session> session_;
   std::unique_ptr<asio::ip::udp::socket> heartbeat_socket_;
   asio::ip::udp::endpoint heartbeat_to_;
-  asio::steady_timer timer_;
+  asio::steady_timer retry_timer_;  // the backoff between attempts; Stop cancels it
+  // The connection of the attempt under way, until it becomes the session; Stop closes it.
+  asio::ip::tcp::socket* attempt_socket_ = nullptr;
   std::chrono::milliseconds interval_{200};
   uint64_t heartbeat_counter_ = 0;
   uint64_t generation_ = 0;  // bumps each session, so an old heartbeat loop knows to stop

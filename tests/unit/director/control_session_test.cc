@@ -5,219 +5,22 @@
 // windows; a director restarted with its clock stepped back is still believed by the agent.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <array>
-#include <future>
-#include <thread>
-
-#include "common/unique_fd.h"
-#include "director/control_server.h"
-#include "proto/frame.h"
-#include "proto/session_frames.h"
-#include "realserver/agent.h"
+#include "unit/director/control_session_harness.h"
 
 namespace vsc::director {
 namespace {
 
 using namespace std::chrono_literals;
-using Bytes = std::vector<uint8_t>;
-
-constexpr int64_t kWall = 1'800'000'000'000'000;  // µs
-constexpr int64_t kHour = 3'600'000'000;
-
-// Real monotonic time (the servers' timers are real), a wall clock the test chooses.
-class SteppedClock final : public Clock {
- public:
-  explicit SteppedClock(int64_t wall_micros) : wall_(wall_micros) {}
-  TimePoint Now() const override { return real_.Now(); }
-  int64_t WallMicros() const override { return wall_; }
-
- private:
-  RealClock real_;
-  int64_t wall_;
-};
-
-proto::ClusterKey Key() {
-  auto key = proto::ClusterKey::FromHex(std::string(64, 'a'));
-  EXPECT_TRUE(key.ok());
-  return *key;
-}
-
-bool Eventually(const std::function<bool()>& ready, Duration timeout = 5s) {
-  RealClock clock;
-  const TimePoint deadline = clock.Now() + timeout;
-  while (clock.Now() < deadline) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(5ms);  // a poll interval, not a wait for an event
-  }
-  return ready();
-}
-
-// A director's control plane and server on a thread of their own.
-class Director {
- public:
-  Director(int64_t wall, uint16_t port)
-      : clock_(wall), server_(io_, plane_, Key(), clock_, [](ViewPtr) {}) {
-    Status s = server_.Start(asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), port),
-                             asio::ip::udp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0));
-    EXPECT_TRUE(s.ok()) << s.ToString();
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~Director() {
-    OnLoop([this] {
-      server_.Stop();
-      return 0;
-    });
-    guard_.reset();
-    io_.stop();
-    thread_.join();
-  }
-  template <class F>
-  auto OnLoop(F f) -> decltype(f()) {
-    std::packaged_task<decltype(f())()> task(std::move(f));
-    auto result = task.get_future();
-    asio::post(io_, [&task] { task(); });
-    return result.get();
-  }
-  std::string State(const std::string& id) {
-    return OnLoop([&] {
-      const membership::ServerRecord* r = plane_.membership().Find(id);
-      return r ? std::string(membership::StateName(r->state)) : std::string();
-    });
-  }
-  uint64_t Incarnation(const std::string& id) {
-    return OnLoop([&] {
-      const membership::ServerRecord* r = plane_.membership().Find(id);
-      return r ? r->reg.incarnation : 0;
-    });
-  }
-  uint64_t HeartbeatsAccepted() {
-    return OnLoop([&] { return plane_.membership().counters().heartbeats_accepted; });
-  }
-  uint64_t HeartbeatsIgnored() {
-    return OnLoop([&] {
-      const auto& c = plane_.membership().counters();
-      return c.heartbeats_stale + c.heartbeats_unknown + server_.counters().dropped_replayed.Get();
-    });
-  }
-  uint64_t Refusals(proto::RegisterAck::Refusal kind) {
-    return OnLoop([&] { return plane_.refusals(kind); });
-  }
-  uint64_t Replayed() {
-    return OnLoop([&] { return server_.counters().dropped_replayed.Get(); });
-  }
-  // Frames and datagrams the server dropped: {oversize, unauthenticated, malformed}.
-  std::array<uint64_t, 3> Dropped() {
-    return OnLoop([&] {
-      const ControlCounters& c = server_.counters();
-      return std::array<uint64_t, 3>{c.dropped_oversize.Get(), c.dropped_unauthenticated.Get(),
-                                     c.dropped_malformed.Get()};
-    });
-  }
-  uint32_t InFlight(const std::string& id) {
-    return OnLoop([&] {
-      const membership::ServerRecord* r = plane_.membership().Find(id);
-      return r ? r->load.in_flight : 0u;
-    });
-  }
-  Status Remove(const std::string& id) {
-    return OnLoop([&] {
-      Status s = plane_.Drain(id, clock_.Now());
-      return s.ok() ? server_.RemoveServer(id) : s;
-    });
-  }
-  uint16_t control_port() const { return server_.control_port(); }
-  uint16_t heartbeat_port() const { return server_.heartbeat_port(); }
-
- private:
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> guard_{io_.get_executor()};
-  SteppedClock clock_;
-  ControlPlane plane_{membership::Config{50ms, 2, 5}, ControlSettings{}};
-  ControlServer server_;
-  std::thread thread_;
-};
-
-// A real server's agent on a thread of its own.
-class AgentProcess {
- public:
-  AgentProcess(int64_t wall, uint16_t control_port) : clock_(wall) {
-    realserver::AgentOptions o;
-    o.id = "rs1";
-    o.director = asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), control_port);
-    o.incarnation = static_cast<uint64_t>(wall);
-    proto::Endpoint e;
-    e.set_service("lookup-udp");
-    e.set_host("127.0.0.1");
-    e.set_port(7001);
-    o.endpoints.push_back(e);
-    o.on_exit = [this](int code, const std::string&) { exit_code_ = code; };
-    agent_ = std::make_unique<realserver::Agent>(io_, o, Key(), clock_, load_);
-    agent_->Start();
-    thread_ = std::thread([this] { io_.run(); });
-  }
-  ~AgentProcess() {
-    agent_->Stop();
-    guard_.reset();
-    io_.stop();
-    thread_.join();
-  }
-  int exit_code() const { return exit_code_.load(); }
-  realserver::LoadTracker& load() { return load_; }
-
- private:
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> guard_{io_.get_executor()};
-  SteppedClock clock_;
-  realserver::LoadTracker load_;
-  std::unique_ptr<realserver::Agent> agent_;
-  std::atomic<int> exit_code_{-1};
-  std::thread thread_;
-};
-
-// A hand-driven control session: what a recording attacker (or an old process) would send.
-class RawSession {
- public:
-  explicit RawSession(uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    to.sin_port = htons(port);
-    EXPECT_EQ(::connect(fd_.get(), reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
-  }
-  // The next frame's payload; empty when the peer closed or nothing came within 2 s.
-  Bytes Next() {
-    for (;;) {
-      auto frame = decoder_.Next();
-      if (!frame.ok()) return {};
-      if (frame->has_value()) return **frame;
-      pollfd p{fd_.get(), POLLIN, 0};
-      if (::poll(&p, 1, 2000) <= 0) return {};
-      uint8_t buf[4096];
-      const ssize_t n = ::recv(fd_.get(), buf, sizeof(buf), 0);
-      if (n <= 0) return {};
-      decoder_.Feed(std::span<const uint8_t>(buf, static_cast<size_t>(n)));
-    }
-  }
-  void Send(const Bytes& framed) {
-    ASSERT_EQ(::send(fd_.get(), framed.data(), framed.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(framed.size()));
-  }
-
- private:
-  UniqueFd fd_;
-  proto::FrameDecoder decoder_{proto::kMaxEnvelopeBytes};
-};
-
-Bytes Framed(const Bytes& payload) {
-  Bytes out;
-  proto::AppendFrame(out, payload);
-  return out;
-}
+using testing::AgentProcess;
+using testing::Bytes;
+using testing::Director;
+using testing::Eventually;
+using testing::Framed;
+using testing::Key;
+using testing::kHour;
+using testing::kWall;
+using testing::RawSession;
 
 proto::Message RegisterOf(uint64_t incarnation, const proto::Nonce& challenge) {
   proto::Message m;
