@@ -45,7 +45,8 @@ Agent::Agent(asio::io_context& io, AgentOptions options, const proto::ClusterKey
       load_(load),
       director_text_(options_.director.address().to_string() + ":" +
                      std::to_string(options_.director.port())),
-      retry_timer_(io) {}
+      retry_timer_(io),
+      heartbeat_timer_(io) {}
 
 void Agent::Start() { asio::co_spawn(io_, Run(this), asio::detached); }
 
@@ -442,7 +443,8 @@ void Agent::SendHeartbeat(bool down) {
 }
 
 asio::awaitable<void> Agent::HeartbeatLoop(Agent* self, uint64_t generation) {
-  asio::steady_timer timer(self->io_);
+  // One loop per session; a new session's expires_after wakes an old loop, which then ends.
+  asio::steady_timer& timer = self->heartbeat_timer_;
   while (!self->stopping_ && self->generation_ == generation) {
     timer.expires_after(self->interval_);
     co_await timer.async_wait(as_tuple(use_awaitable));
@@ -453,6 +455,7 @@ asio::awaitable<void> Agent::HeartbeatLoop(Agent* self, uint64_t generation) {
 
 void Agent::LeaveOnLoop(std::function<void()> done) {
   std::shared_ptr<Session> s = session_;
+  heartbeat_timer_.cancel();
   if (registered_ && s && !s->writer_done) {
     SendHeartbeat(/*down=*/true);
     proto::Message m;

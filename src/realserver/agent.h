@@ -139,7 +139,8 @@ class Agent {
   std::shared_ptr<Session> session_;
   std::unique_ptr<asio::ip::udp::socket> heartbeat_socket_;
   asio::ip::udp::endpoint heartbeat_to_;
-  asio::steady_timer retry_timer_;  // the backoff between attempts; Stop cancels it
+  asio::steady_timer retry_timer_;      // the backoff between attempts; Stop cancels it
+  asio::steady_timer heartbeat_timer_;  // the current session's period; Stop cancels it
   // The connection of the attempt under way, until it becomes the session; Stop closes it.
   asio::ip::tcp::socket* attempt_socket_ = nullptr;
   std::chrono::milliseconds interval_{200};

@@ -103,7 +103,9 @@ TEST(AgentTest, ReconnectsWithADoublingBackoffAndRegistersAgainWhenTheDirectorRe
 }
 
 TEST(AgentTest, StopWhileRegisteredLeavesTheDirectorAndNothingBehind) {
-  Director director(kWall, 0);
+  // Heartbeats 10 s apart: within this test the director can only learn of the leave from the
+  // agent, and the agent's heartbeat wait can only end because Stop ended it.
+  Director director(kWall, 0, /*heartbeat=*/10s);
   AgentProcess agent(kWall, director.control_port(), /*hold_loop=*/false);
   ASSERT_TRUE(Eventually([&] { return director.State("rs1") == "ACTIVE"; }));
   EXPECT_LT(TimeStop(agent), kStopGivesUp) << "Stop gave up waiting for its leave";
@@ -114,15 +116,28 @@ TEST(AgentTest, StopWhileRegisteredLeavesTheDirectorAndNothingBehind) {
   EXPECT_FALSE(agent.agent().registered());
 }
 
+// A port that refuses connections: bound, not listening.
+uint16_t RefusedPort(UniqueFd& holder) {
+  holder = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a = net::testing::Loopback(0);
+  EXPECT_EQ(::bind(holder.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(holder.get(), reinterpret_cast<sockaddr*>(&a), &len);
+  return ntohs(a.sin_port);
+}
+
 TEST(AgentTest, StopWhileWaitingToRetryEndsTheAgentWithoutAnotherAttempt) {
-  BareListener refuser(0);
-  AgentProcess agent(kWall, refuser.port(), /*hold_loop=*/false);
-  for (int i = 0; i < 2; ++i) ASSERT_TRUE(refuser.Accept(std::chrono::milliseconds(5000)));
-  // Now in its 200 ms wait before the third attempt.
+  UniqueFd holder(-1);
+  AgentProcess agent(kWall, RefusedPort(holder), /*hold_loop=*/false);
+  const Counter& failures = agent.agent().counters().connect_failures;
+  // A failed connect is counted in the handler that then starts the wait: from here on the
+  // agent is waiting to retry (200 ms, then 400...).
+  ASSERT_TRUE(Eventually([&] { return failures.Get() >= 2; }));
   EXPECT_LT(TimeStop(agent), kStopGivesUp);
+  const uint64_t at_stop = failures.Get();
   EXPECT_TRUE(Eventually([&] { return agent.ran_out(); }))
       << "an operation of the agent was still waiting after Stop";
-  EXPECT_FALSE(refuser.Accept(std::chrono::milliseconds(0))) << "it tried again after Stop";
+  EXPECT_EQ(failures.Get(), at_stop) << "it tried again after Stop";
 }
 
 TEST(AgentTest, StopDuringTheHandshakeClosesItsConnection) {

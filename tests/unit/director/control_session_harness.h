@@ -57,11 +57,14 @@ inline bool Eventually(const std::function<bool()>& ready, Duration timeout = 5s
   return test_support::WaitUntil(ready, timeout);
 }
 
-// A director's control plane and server on a thread of their own.
+// A director's control plane and server on a thread of their own. Agents heartbeat every
+// `heartbeat` (the period the RegisterAck gives them); 2 missed make a server SILENT, 5 DOWN.
 class Director {
  public:
-  Director(int64_t wall, uint16_t port)
-      : clock_(wall), server_(io_, plane_, Key(), clock_, [](ViewPtr) {}) {
+  Director(int64_t wall, uint16_t port, Duration heartbeat = 50ms)
+      : clock_(wall),
+        plane_(membership::Config{heartbeat, 2, 5}, ControlSettings{}),
+        server_(io_, plane_, Key(), clock_, [](ViewPtr) {}) {
     Status s = server_.Start(asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), port),
                              asio::ip::udp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0));
     EXPECT_TRUE(s.ok()) << s.ToString();
@@ -137,7 +140,7 @@ class Director {
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_{io_.get_executor()};
   SteppedClock clock_;
-  ControlPlane plane_{membership::Config{50ms, 2, 5}, ControlSettings{}};
+  ControlPlane plane_;
   ControlServer server_;
   std::thread thread_;
 };
