@@ -35,6 +35,10 @@ struct alignas(64) WorkerCounters {
   std::atomic<uint64_t> latency_sum_ns{0}, latency_count{0};  // ok answers, for the mean
 };
 
+Duration SendingPeriod(const LookupBenchOptions& o) {
+  return Duration(static_cast<int64_t>(o.duration_s * 1e9));
+}
+
 struct Pending {
   TimePoint intended;
   uint8_t count;
@@ -61,25 +65,22 @@ class Worker {
     Duration interval{0};
     TimePoint next_send = start;
     if (open_loop) {
-      const double per_worker = options_.rate / options_.concurrency;
-      interval = Duration(static_cast<int64_t>(1e9 / per_worker));
-      // Staggered so the workers' sends interleave instead of bursting together.
-      next_send = start + interval * index_ / options_.concurrency;
+      const OpenLoopSchedule schedule = OpenLoopScheduleOf(options_, index_);
+      interval = schedule.interval;
+      next_send = start + schedule.first;
     }
     for (;;) {
       TimePoint now = clock_.Now();
-      if (now < end) {
-        if (open_loop) {
-          while (next_send <= now && next_send < end) {
-            SendOne(next_send, now);
-            next_send += interval;
-          }
-        } else if (pending_.empty()) {
-          SendOne(now, now);
+      if (open_loop) {
+        // Every slot before the end, late ones too (past the end if the worker ran late there).
+        while (next_send <= now && next_send < end) {
+          SendOne(next_send, now);
+          next_send += interval;
         }
-      } else if (pending_.empty()) {
-        break;
+      } else if (now < end && pending_.empty()) {
+        SendOne(now, now);
       }
+      if (now >= end && pending_.empty()) break;
       Expire(now);
       // Wake for the next scheduled send, the oldest deadline, or the end of the sending period.
       TimePoint wake = now + std::chrono::milliseconds(100);
@@ -238,6 +239,26 @@ Status CheckLookupBenchOptions(const LookupBenchOptions& o) {
   return Status::Ok();
 }
 
+OpenLoopSchedule OpenLoopScheduleOf(const LookupBenchOptions& o, int index) {
+  const double per_worker = o.rate / o.concurrency;
+  OpenLoopSchedule s;
+  s.interval = Duration(static_cast<int64_t>(1e9 / per_worker));
+  // Staggered so the workers' sends interleave instead of bursting together.
+  s.first = s.interval * index / o.concurrency;
+  return s;
+}
+
+uint64_t ScheduledSends(const LookupBenchOptions& o) {
+  const Duration period = SendingPeriod(o);
+  uint64_t n = 0;
+  for (int i = 0; i < o.concurrency; ++i) {
+    const OpenLoopSchedule s = OpenLoopScheduleOf(o, i);
+    if (s.first >= period) continue;
+    n += static_cast<uint64_t>((period - s.first - Duration(1)) / s.interval) + 1;
+  }
+  return n;
+}
+
 std::string ProgressLine::ToString() const {
   return fmt::format(
       "{:6.1f} s  sent {:>9}  answered {:>9} ({:>8.0f}/s, {:>9.0f} lookups/s)  lost {:>6}  "
@@ -337,7 +358,7 @@ Result<LookupBenchReport> RunLookupBench(const LookupBenchOptions& options, cons
     workers.push_back(std::make_unique<Worker>(i, options, std::move(channel).value(), clock));
   }
 
-  const Duration period(static_cast<int64_t>(options.duration_s * 1e9));
+  const Duration period = SendingPeriod(options);
   const TimePoint start = clock.Now();
   const TimePoint end = start + period;
   WorkerThreads threads;

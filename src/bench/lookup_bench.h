@@ -4,10 +4,14 @@
 // Closed loop (rate == 0): `concurrency` worker threads, each with exactly one request
 // outstanding; the next is sent as soon as the answer (or the timeout) arrives.
 // Open loop (rate > 0): requests are scheduled at fixed intended send times (rate/concurrency per
-// worker, workers staggered) and latency is measured from the INTENDED send time, so a stalled
-// server cannot hide its stall by slowing the sender (no coordinated omission). Each worker keeps
-// any number of requests outstanding on one non-blocking socket and matches answers by
-// request_id; over TCP it pipelines on one connection.
+// worker, workers staggered: OpenLoopScheduleOf) and latency is measured from the INTENDED send
+// time, so a stalled server cannot hide its stall by slowing the sender (no coordinated
+// omission). Every scheduled request is sent, never before its time: one whose time passed
+// while the worker did not run goes as soon as it runs again, even after the sending period,
+// its lateness counted in its latency. So sent + send_failures == ScheduledSends(options),
+// however the threads were scheduled. Each worker keeps any number of requests outstanding on
+// one non-blocking socket and matches answers by request_id; over TCP it pipelines on one
+// connection.
 //
 // UDP answers are accepted from any source address (in `dr` mode the real server answers).
 // After the sending period every outstanding request gets its full timeout, so at the end
@@ -43,6 +47,18 @@ struct LookupBenchOptions {
 
 // Validates options without touching the network.
 Status CheckLookupBenchOptions(const LookupBenchOptions& options);
+
+// Open loop: worker `index` (of options.concurrency) sends its k-th request (k = 0, 1, ...) at
+// start + first + k * interval, for every such time before start + duration. Its request ids
+// are (index << 40) | (k + 1).
+struct OpenLoopSchedule {
+  Duration interval{0};
+  Duration first{0};
+};
+OpenLoopSchedule OpenLoopScheduleOf(const LookupBenchOptions& options, int index);
+// The number of requests an open-loop run schedules, over every worker. Options must be valid
+// with rate > 0.
+uint64_t ScheduledSends(const LookupBenchOptions& options);
 
 // Counters and figures of the last second, reported while the run goes on.
 struct ProgressLine {

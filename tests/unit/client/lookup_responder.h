@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,9 +67,10 @@ inline uint16_t LocalPort(int fd) {
 }
 
 struct UdpResponderOptions {
-  int drop_first = 0;         // requests to ignore before answering
-  bool stale_before = false;  // send a wrong-id answer and a garbage datagram first
-  Duration delay{0};          // hold each answer this long (answers stay concurrent)
+  int drop_first = 0;            // requests to ignore before answering
+  bool stale_before = false;     // send a wrong-id answer and a garbage datagram first
+  Duration delay{0};             // hold each answer this long (answers stay concurrent)
+  bool record_arrivals = false;  // keep (request_id, when it was read) of every request
 };
 
 struct TcpResponderOptions {
@@ -100,6 +102,14 @@ class UdpLookupResponder {
   uint16_t reply_port() const { return LocalPort(reply_fd_); }
   uint64_t requests() const { return requests_.load(); }
   uint64_t answered() const { return answered_.load(); }
+  struct Arrival {
+    uint64_t request_id;
+    TimePoint at;  // when the responder read it: after it was sent
+  };
+  std::vector<Arrival> arrivals() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return arrivals_;
+  }
 
  private:
   struct Held {
@@ -134,9 +144,13 @@ class UdpLookupResponder {
       if (seen < static_cast<uint64_t>(options_.drop_first)) continue;
       auto req = proto::DecodeRequest(std::span(in.data(), static_cast<size_t>(n)));
       if (!req.ok()) continue;
+      if (options_.record_arrivals) {
+        std::lock_guard<std::mutex> lock(mu_);
+        arrivals_.push_back({req->request_id(), clock_.Now()});
+      }
       if (options_.stale_before) {
-        const size_t m = proto::EncodeErrorResponse(req->request_id() + 1000,
-                                                    proto::LookupStatus::kOk, out);
+        const size_t m =
+            proto::EncodeErrorResponse(req->request_id() + 1000, proto::LookupStatus::kOk, out);
         Send(out.data(), m, from);
         const uint8_t garbage[] = {'V', 'L', 9, 9};
         Send(garbage, sizeof(garbage), from);
@@ -161,6 +175,8 @@ class UdpLookupResponder {
   int stop_fd_;
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> answered_{0};
+  mutable std::mutex mu_;
+  std::vector<Arrival> arrivals_;  // guarded by mu_
   std::thread thread_;
 };
 
