@@ -85,7 +85,14 @@ class Writer {
     pollfd p{fd_, POLLIN, 0};
     return ::poll(&p, 1, static_cast<int>(wait.count())) > 0;
   }
-  // After an auth-failed frame: the server closes, nothing more comes (a stall is a failure).
+  // The auth-failed frame (the same for every reason), then the close.
+  void ExpectAuthFailedAndClosed() {
+    auto frame = NextFrame();
+    ASSERT_TRUE(frame.has_value()) << "no auth-failed frame";
+    EXPECT_TRUE(proto::IsAuthFailed(*frame));
+    ExpectClosed();
+  }
+  // The server closes, nothing more comes (a stall is a failure).
   void ExpectClosed() {
     EXPECT_EQ(net::testing::RecvUntilClosed(fd_, /*reset_is_close=*/true), std::string())
         << "the write session stayed open (or sent more)";
@@ -117,9 +124,11 @@ class WriteServerTest : public testing::ReplicatorFixture {
     ReplicatorFixture::TearDown();
   }
 
-  // Joins a replica on the loop.
-  void JoinOnLoop(FakeReplica& r) {
+  // A replica registered on the loop.
+  FakeReplica JoinReplica(const std::string& id) {
+    FakeReplica r = MakeReplica(id);
     OnLoop([&] { return Join(r).needs_catch_up(); });
+    return r;
   }
   // Waits until `r` has been sent every entry up to `seq` (applied or still queued).
   void WaitSent(const FakeReplica& r, uint64_t seq) {
@@ -135,9 +144,8 @@ class WriteServerTest : public testing::ReplicatorFixture {
 };
 
 TEST_F(WriteServerTest, AWriteIsAnsweredWithItsSeqOnlyOnceThePolicyIsMet) {
-  FakeReplica a = MakeReplica("rs1"), b = MakeReplica("rs2");
-  JoinOnLoop(a);
-  JoinOnLoop(b);
+  FakeReplica a = JoinReplica("rs1");
+  FakeReplica b = JoinReplica("rs2");
   Writer w(server_->port(), testing::TestKey());
   w.SendWrite(41, "INSERT INTO t(v) VALUES ('two')");
   WaitSent(a, 1);
@@ -170,8 +178,7 @@ TEST_F(WriteServerTest, AWriteIsAnsweredWithItsSeqOnlyOnceThePolicyIsMet) {
 }
 
 TEST_F(WriteServerTest, AStatementTheMirrorRefusesIsAnsweredAndNeverSequenced) {
-  FakeReplica a = MakeReplica("rs1");
-  JoinOnLoop(a);
+  FakeReplica a = JoinReplica("rs1");
   Writer w(server_->port(), testing::TestKey());
   w.SendWrite(7, "INSERT INTO nope VALUES (1)");
   auto r = w.NextResponse();
@@ -195,14 +202,10 @@ TEST_F(WriteServerTest, AStatementTheMirrorRefusesIsAnsweredAndNeverSequenced) {
 }
 
 TEST_F(WriteServerTest, AnotherKeyIsRefusedCountedAndClosedAndNothingIsSubmitted) {
-  FakeReplica a = MakeReplica("rs1");
-  JoinOnLoop(a);
+  FakeReplica a = JoinReplica("rs1");
   Writer w(server_->port(), testing::OtherKey());
   w.SendWrite(1, "INSERT INTO t(v) VALUES ('forged')");
-  auto frame = w.NextFrame();
-  ASSERT_TRUE(frame.has_value()) << "no auth-failed frame";
-  EXPECT_TRUE(proto::IsAuthFailed(*frame));
-  w.ExpectClosed();
+  w.ExpectAuthFailedAndClosed();
   EXPECT_EQ(Get(Counters().dropped_unauthenticated), 1u);
   EXPECT_EQ(Get(Counters().requests), 0u);
   EXPECT_EQ(Get(rep_->counters().writes_accepted), 0u);
@@ -212,18 +215,14 @@ TEST_F(WriteServerTest, AnotherKeyIsRefusedCountedAndClosedAndNothingIsSubmitted
 TEST_F(WriteServerTest, AGarbledEnvelopeIsRefusedCountedAndClosed) {
   Writer w(server_->port(), testing::TestKey());
   w.SendFramed(Bytes(100, 0x5a));  // no "VSE1" magic
-  auto frame = w.NextFrame();
-  ASSERT_TRUE(frame.has_value()) << "no auth-failed frame";
-  EXPECT_TRUE(proto::IsAuthFailed(*frame));
-  w.ExpectClosed();
+  w.ExpectAuthFailedAndClosed();
   EXPECT_EQ(Get(Counters().dropped_malformed), 1u);
   EXPECT_EQ(Get(Counters().dropped_unauthenticated), 0u);
   EXPECT_EQ(Get(Counters().requests), 0u);
 }
 
 TEST_F(WriteServerTest, AReplayedRequestIsRefusedAndNotSubmittedTwice) {
-  FakeReplica a = MakeReplica("rs1");
-  JoinOnLoop(a);
+  FakeReplica a = JoinReplica("rs1");
   proto::Message m;
   m.mutable_write_request()->set_request_id(5);
   m.mutable_write_request()->add_statements()->set_sql("INSERT INTO t(v) VALUES ('once')");
@@ -237,10 +236,7 @@ TEST_F(WriteServerTest, AReplayedRequestIsRefusedAndNotSubmittedTwice) {
   // The same sealed request on a new connection: its counter was seen.
   Writer again(server_->port(), testing::TestKey());
   again.Send(m, 100);
-  auto frame = again.NextFrame();
-  ASSERT_TRUE(frame.has_value());
-  EXPECT_TRUE(proto::IsAuthFailed(*frame));
-  again.ExpectClosed();
+  again.ExpectAuthFailedAndClosed();
   EXPECT_EQ(Get(Counters().dropped_replayed), 1u);
   EXPECT_EQ(Get(rep_->counters().writes_accepted), 1u);
 }
