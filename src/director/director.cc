@@ -12,6 +12,7 @@
 #include "director/default_services.h"
 #include "membership/membership.h"
 #include "net/port_pair.h"
+#include "net/tls_context.h"
 #include "proto/lookup_codec.h"
 #include "sched/scheduler.h"
 
@@ -40,6 +41,10 @@ Status ValidateConfig(const DirectorConfig& c) {
                            " is not loopback: set http_auth to an rqlite users file (JSON: "
                            "[{\"username\", \"password\", \"perms\"}]) so the HTTP API "
                            "needs a login");
+  }
+  if (c.http_cert.empty() != c.http_key.empty()) {
+    return InvalidArgument(
+        "http_cert and http_key go together: set both for HTTPS on http_port, or neither");
   }
   if (auto p = replication::ParseCommitPolicy(c.commit_policy); !p.ok()) return p.status();
   if (c.replica_window_entries == 0 || c.replica_window_bytes <= 0) {
@@ -89,6 +94,10 @@ Director::~Director() { Stop(); }
 Status Director::Start(const std::function<Status()>& after_bind) {
   VSC_RETURN_IF_ERROR(ValidateConfig(config_));
   VSC_RETURN_IF_ERROR(CheckStartFiles(config_));
+  if (!config_.http_cert.empty()) {
+    VSC_ASSIGN_OR_RETURN(http_tls_, net::TlsServerContext::Load(config_.http_cert, config_.http_key,
+                                                                "http_cert", "http_key"));
+  }
   const bool replication = ReplicationWanted(config_);
   if (replication) {
     auto lock = FileLock::Acquire(
@@ -187,6 +196,7 @@ Status Director::Bind(bool replication) {
   net::HttpServerOptions ho;
   ho.limits.max_body = static_cast<size_t>(config_.http_max_body);
   ho.request_timeout = std::chrono::milliseconds(config_.http_request_timeout_ms);
+  ho.tls = http_tls_;
   sql_http_server_ = std::make_unique<net::HttpServer>(
       control_io_,
       asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.http_listen), config_.http_port),
@@ -276,6 +286,7 @@ Status Director::StartReplication() {
 void Director::StartSqlHttp() {
   SqlHttpOptions so;
   so.advertise = config_.http_listen + ":" + std::to_string(http_port());
+  so.https = http_tls_ != nullptr;
   so.read_timeout = std::chrono::milliseconds(config_.read_timeout_ms);
   so.read_stall_timeout = std::chrono::milliseconds(config_.read_stall_timeout_ms);
   so.max_result_rows = config_.max_result_rows;

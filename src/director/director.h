@@ -116,7 +116,8 @@ class Director {
   std::unique_ptr<net::HttpServer> admin_http_;
   std::unique_ptr<SqlHttpApi> sql_http_;  // the rqlite-compatible API
   std::unique_ptr<net::HttpServer> sql_http_server_;
-  std::optional<HttpUsers> http_users_;  // from http_auth, loaded by Bind
+  std::optional<HttpUsers> http_users_;              // from http_auth, loaded by Bind
+  std::shared_ptr<net::TlsServerContext> http_tls_;  // from http_cert/http_key, loaded by Start
   std::unique_ptr<asio::steady_timer> rate_timer_;
   std::optional<FileLock> log_lock_;                  // with replication, from Start on
   std::unique_ptr<net::TcpListener> write_listener_;  // bound, until StartReplication

@@ -63,6 +63,9 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("http_port", &http_port, "port of the rqlite-compatible HTTP API (/db/execute...)");
   t.Bind("http_auth", &http_auth,
          "rqlite users file (basic auth, per-user perms); required off loopback");
+  t.Bind("http_cert", &http_cert,
+         "PEM certificate chain for HTTPS on http_port (with http_key); empty = plain HTTP");
+  t.Bind("http_key", &http_key, "PEM private key of http_cert (unencrypted)");
   t.Bind("http_max_body", &http_max_body, "largest HTTP API request body in bytes (413 past)");
   t.Bind("http_request_timeout_ms", &http_request_timeout_ms,
          "an HTTP API request must arrive whole within this (slow clients are closed)");

@@ -62,6 +62,10 @@ struct DirectorConfig {
   std::string http_listen = "127.0.0.1";
   uint16_t http_port = 4001;  // rqlite's own default, so its clients find it
   std::string http_auth;      // rqlite users file; required when http_listen is not loopback
+  // Both set: the HTTP API speaks HTTPS only, with this PEM certificate chain and key (rqlite's
+  // -http-cert / -http-key).
+  std::string http_cert;
+  std::string http_key;
   int64_t http_max_body = 16ll << 20;  // request body bytes; more is 413 (a 4 MiB blob as hex fits)
   uint32_t http_request_timeout_ms = 10000;  // a request must arrive whole within this
   uint32_t max_result_rows = 1000000;        // rows of one query result; more is an error

@@ -172,7 +172,9 @@ net::HttpResponse SqlHttpApi::Status(const Flags& flags) const {
   } else {
     j["store"]["replication"] = {{"enabled", false}, {"error", kReplicationOff}};
   }
-  j["http"] = {{"bind_addr", options_.advertise}, {"auth", "disabled"}};
+  j["http"] = {{"bind_addr", options_.advertise},
+               {"auth", options_.users ? "enabled" : "disabled"},
+               {"tls", {{"enabled", options_.https}}}};
   j["node"] = {{"id", "director"}};
   j["build"] = {{"version", "vscluster"}};
   return Json(j.dump(), flags);
@@ -180,9 +182,12 @@ net::HttpResponse SqlHttpApi::Status(const Flags& flags) const {
 
 net::HttpResponse SqlHttpApi::Nodes(const Flags& flags) const {
   nlohmann::ordered_json node = {
-      {"id", "director"},           {"api_addr", "http://" + options_.advertise},
-      {"addr", options_.advertise}, {"voter", true},
-      {"reachable", true},          {"leader", true}};
+      {"id", "director"},
+      {"api_addr", (options_.https ? "https://" : "http://") + options_.advertise},
+      {"addr", options_.advertise},
+      {"voter", true},
+      {"reachable", true},
+      {"leader", true}};
   nlohmann::ordered_json j;
   if (flags.params.Get("ver") == "2") {
     j["nodes"] = nlohmann::ordered_json::array({node});

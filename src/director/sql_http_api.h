@@ -44,6 +44,7 @@ namespace vsc::director {
 
 struct SqlHttpOptions {
   std::string advertise;  // host:port of this API, for /status and /nodes
+  bool https = false;     // the port speaks TLS (http_cert): api_addr is https://
   Duration read_timeout = std::chrono::seconds(2);
   // A replica chosen for a read may take this long for its first page and again for each next
   // one (or what remains of read_timeout, if more) before the read goes to another replica.

@@ -4,6 +4,7 @@
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
 #include <asio/experimental/as_tuple.hpp>
+#include <asio/ssl/stream.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
@@ -12,6 +13,7 @@
 
 #include "common/logging.h"
 #include "net/tcp_listener.h"
+#include "net/tls_context.h"
 
 namespace vsc::net {
 namespace {
@@ -22,12 +24,29 @@ constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr size_t kLingerBytes = 1024 * 1024;
 
-struct Session {
-  Session(tcp::socket s, uint64_t session_id)
-      : socket(std::move(s)), timer(socket.get_executor()), id(session_id) {}
-  tcp::socket socket;
+using TlsStream = asio::ssl::stream<tcp::socket>;
+
+// What the registry, the deadlines and the lingering close need of a session, whatever its
+// stream: the TCP socket under it.
+struct SessionBase {
+  SessionBase(const asio::any_io_executor& ex, uint64_t session_id) : timer(ex), id(session_id) {}
+  virtual ~SessionBase() = default;
+  virtual tcp::socket& raw() = 0;
   asio::steady_timer timer;  // closes the socket when it fires: the idle / linger deadline
   uint64_t id;
+};
+
+inline tcp::socket& Raw(tcp::socket& s) { return s; }
+inline tcp::socket& Raw(TlsStream& s) { return s.next_layer(); }
+
+// Stream: tcp::socket (HTTP) or TlsStream (HTTPS).
+template <class Stream>
+struct Session : SessionBase {
+  template <class... Args>
+  Session(const asio::any_io_executor& ex, uint64_t session_id, Args&&... args)
+      : SessionBase(ex, session_id), stream(std::forward<Args>(args)...) {}
+  tcp::socket& raw() override { return Raw(stream); }
+  Stream stream;
 };
 
 }  // namespace
@@ -38,40 +57,50 @@ struct HttpServer::State {
   HttpServerOptions options;
   bool stopped = false;
   uint64_t next_id = 0;
-  std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions;
+  std::unordered_map<uint64_t, std::shared_ptr<SessionBase>> sessions;
 };
 
 namespace {
 
-void ArmDeadline(const std::shared_ptr<Session>& s, Duration d) {
+void ArmDeadline(const std::shared_ptr<SessionBase>& s, Duration d) {
   s->timer.expires_after(d);
-  std::weak_ptr<Session> weak = s;
+  std::weak_ptr<SessionBase> weak = s;
   s->timer.async_wait([weak](const asio::error_code& ec) {
     if (ec) return;
     if (auto p = weak.lock()) {
       asio::error_code ignored;
-      p->socket.close(ignored);
+      p->raw().close(ignored);
     }
   });
 }
 
 // Half-closes, then reads and discards what the client is still sending, so that closing does
 // not turn into a reset that destroys the error response in flight.
-asio::awaitable<void> LingeringClose(std::shared_ptr<Session> s) {
+// On TLS the bytes drained are the raw records: they are discarded unread.
+asio::awaitable<void> LingeringClose(std::shared_ptr<SessionBase> s) {
   asio::error_code ignored;
-  s->socket.shutdown(tcp::socket::shutdown_send, ignored);
+  s->raw().shutdown(tcp::socket::shutdown_send, ignored);
   ArmDeadline(s, kLingerTime);
   std::array<char, 4096> sink;
   size_t drained = 0;
   while (drained < kLingerBytes) {
-    auto [ec, n] = co_await s->socket.async_read_some(asio::buffer(sink), kTuple);
+    auto [ec, n] = co_await s->raw().async_read_some(asio::buffer(sink), kTuple);
     if (ec) break;
     drained += n;
   }
 }
 
+// Closes the session's socket and leaves the registry.
+void EndSession(HttpServer::State& st, const std::shared_ptr<SessionBase>& s) {
+  s->timer.cancel();
+  asio::error_code ignored;
+  s->raw().close(ignored);
+  st.sessions.erase(s->id);
+}
+
+template <class Stream>
 asio::awaitable<void> RunSession(std::shared_ptr<HttpServer::State> st,
-                                 std::shared_ptr<Session> s) {
+                                 std::shared_ptr<Session<Stream>> s) {
   HttpRequestParser parser(st->options.limits);
   std::array<char, 16 * 1024> buf;
   bool linger = false;
@@ -86,13 +115,13 @@ asio::awaitable<void> RunSession(std::shared_ptr<HttpServer::State> st,
       if (!continued && parser.AwaitingContinue()) {
         continued = true;
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-        auto [cec, cn] = co_await asio::async_write(s->socket, asio::buffer(kContinue), kTuple);
+        auto [cec, cn] = co_await asio::async_write(s->stream, asio::buffer(kContinue), kTuple);
         if (cec) {
           read_failed = true;
           break;
         }
       }
-      auto [ec, n] = co_await s->socket.async_read_some(asio::buffer(buf), kTuple);
+      auto [ec, n] = co_await s->stream.async_read_some(asio::buffer(buf), kTuple);
       if (ec || st->stopped) {
         read_failed = true;
         break;
@@ -135,14 +164,44 @@ asio::awaitable<void> RunSession(std::shared_ptr<HttpServer::State> st,
       out = SerializeResponse(resp, keep_alive, !head);
     }
     ArmDeadline(s, st->options.idle_timeout);
-    auto [wec, wn] = co_await asio::async_write(s->socket, asio::buffer(out), kTuple);
+    auto [wec, wn] = co_await asio::async_write(s->stream, asio::buffer(out), kTuple);
     if (wec || !keep_alive) break;
   }
-  if (linger && !st->stopped && s->socket.is_open()) co_await LingeringClose(s);
-  s->timer.cancel();
-  asio::error_code ignored;
-  s->socket.close(ignored);
-  st->sessions.erase(s->id);
+  if (linger && !st->stopped && s->raw().is_open()) co_await LingeringClose(s);
+  EndSession(*st, s);
+}
+
+// An HTTPS connection: plain HTTP is answered in plain text (the client could not read
+// anything else), then the handshake, then the ordinary session over the TLS stream.
+asio::awaitable<void> RunTlsSession(std::shared_ptr<HttpServer::State> st,
+                                    std::shared_ptr<Session<TlsStream>> s) {
+  ArmDeadline(s, st->options.request_timeout);
+  unsigned char first = 0;
+  auto [pec, pn] =
+      co_await s->raw().async_receive(asio::buffer(&first, 1), tcp::socket::message_peek, kTuple);
+  constexpr unsigned char kTlsHandshakeRecord = 0x16;
+  if (pec || st->stopped) {
+    EndSession(*st, s);
+    co_return;
+  }
+  if (first != kTlsHandshakeRecord) {
+    HttpResponse r;
+    r.status = 400;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = "this port speaks HTTPS only: use https:// (plain HTTP was sent to a TLS port)\n";
+    const std::string out = SerializeResponse(r, /*keep_alive=*/false);
+    auto [wec, wn] = co_await asio::async_write(s->raw(), asio::buffer(out), kTuple);
+    if (!wec && !st->stopped) co_await LingeringClose(s);
+    EndSession(*st, s);
+    co_return;
+  }
+  auto [hec] = co_await s->stream.async_handshake(asio::ssl::stream_base::server, kTuple);
+  if (hec || st->stopped) {
+    spdlog::debug("HTTPS handshake failed: {}", hec.message());
+    EndSession(*st, s);
+    co_return;
+  }
+  co_await RunSession(st, s);
 }
 
 }  // namespace
@@ -173,9 +232,18 @@ Status HttpServer::Start() {
     if (st->stopped) return;
     asio::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    auto s = std::make_shared<Session>(std::move(socket), st->next_id++);
-    st->sessions.emplace(s->id, s);
-    asio::co_spawn(ctx, RunSession(st, s), asio::detached);
+    const asio::any_io_executor ex = socket.get_executor();
+    const uint64_t id = st->next_id++;
+    if (st->options.tls) {
+      auto s = std::make_shared<Session<TlsStream>>(ex, id, std::move(socket),
+                                                    st->options.tls->context());
+      st->sessions.emplace(id, s);
+      asio::co_spawn(ctx, RunTlsSession(st, s), asio::detached);
+    } else {
+      auto s = std::make_shared<Session<tcp::socket>>(ex, id, std::move(socket));
+      st->sessions.emplace(id, s);
+      asio::co_spawn(ctx, RunSession(st, s), asio::detached);
+    }
   });
   return Status::Ok();
 }
@@ -188,7 +256,7 @@ void HttpServer::Stop() {
   for (auto& [id, s] : state_->sessions) {
     asio::error_code ignored;
     s->timer.cancel();
-    s->socket.close(ignored);
+    s->raw().close(ignored);
   }
 }
 

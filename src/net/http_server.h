@@ -2,11 +2,16 @@
 // `GET/POST /v1/...` with JSON) and the real server's `GET /v1/resources/ID,...`.
 //
 // Each connection is a session coroutine: read → parse (HttpRequestParser) → call the handler
-// (or co_await the async one) → write the response → repeat while keep-alive. Pipelined requests are answered in order. A
-// malformed request gets 400 (too large: 413 / 414 / 431, chunked: 411) with a JSON error body
-// and the connection is closed after a lingering drain, so the client sees the answer instead
-// of a reset. A handler that throws produces a 500. Idle connections are closed after
-// `idle_timeout`.
+// (or co_await the async one) → write the response → repeat while keep-alive. Pipelined requests
+// are answered in order. A malformed request gets 400 (too large: 413 / 414 / 431, chunked: 411)
+// with a JSON error body and the connection is closed after a lingering drain, so the client sees
+// the answer instead of a reset. A handler that throws produces a 500. Idle connections are closed
+// after `idle_timeout`.
+//
+// TLS: with `options.tls` every connection is HTTPS. A connection whose first byte is not a TLS
+// handshake record (plain HTTP sent to the TLS port) gets a plain-text 400 saying to use
+// https:// and is closed; a failed handshake closes the connection. The handshake must finish
+// within `request_timeout`.
 //
 // Threads: the handler runs on the io_context's thread (one at a time if that context has one
 // thread). Start(), Stop() and destruction must be called on the context's thread or while no
@@ -33,6 +38,7 @@
 namespace vsc::net {
 
 class TcpListener;
+class TlsServerContext;
 
 struct HttpServerOptions {
   HttpLimits limits;
@@ -40,6 +46,8 @@ struct HttpServerOptions {
   // From a request's first byte to its last: a client that trickles a request (slowloris) is
   // closed when this passes, however often it sends a byte.
   Duration request_timeout = std::chrono::seconds(30);
+  // Set: the port speaks HTTPS only (net/tls_context.h).
+  std::shared_ptr<TlsServerContext> tls;
 };
 
 class HttpServer {
