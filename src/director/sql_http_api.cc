@@ -50,6 +50,8 @@ Result<SqlHttpApi::Flags> SqlHttpApi::ParseFlags(const net::HttpRequest& req) co
   f.timings = q.Has("timings");
   f.transaction = q.Has("transaction");
   f.associative = q.Has("associative");
+  f.blob_array = q.Has("blob_array");
+  f.qualify_columns = q.Has("qualify_columns");
   for (const char* key : {"timeout", "freshness", "db_timeout", "linearizable_timeout"}) {
     if (auto v = q.Get(key); v && !ParseGoDuration(*v).ok()) {
       return InvalidArgument(std::string(key) + " is not a valid duration");

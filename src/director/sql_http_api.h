@@ -70,6 +70,7 @@ class SqlHttpApi {
   struct Flags {
     QueryParams params;
     bool pretty = false, timings = false, transaction = false, associative = false;
+    bool blob_array = false, qualify_columns = false;
     Level level = Level::kWeak;
     uint64_t min_seq = 0;
     TimePoint started{};

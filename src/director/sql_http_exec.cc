@@ -40,6 +40,17 @@ WriteOutcome Outcome(const proto::WriteResponse& r, int index, size_t statements
   return w;
 }
 
+// Statement i of a batch that succeeded, or that ran before the failing one of a failed batch.
+WriteOutcome RolledBackOrDone(const proto::WriteResponse& r, size_t i, size_t statements) {
+  if (r.ok()) return Outcome(r, static_cast<int>(i), statements);
+  WriteOutcome w;
+  if (i < static_cast<size_t>(r.statements_size())) {
+    w.last_insert_id = r.statements(static_cast<int>(i)).last_insert_id();
+    w.rows_affected = r.statements(static_cast<int>(i)).rows_affected();
+  }
+  return w;
+}
+
 net::HttpResponse BadRequest(const Status& s) {
   net::HttpResponse r;
   r.status = 400;
@@ -92,14 +103,13 @@ asio::awaitable<std::vector<std::string>> SqlHttpApi::Write(
   }
   if (flags.transaction) {
     const proto::WriteResponse& a = answers.front();
-    // A failed batch: the statements before the failing one ran and were rolled back; the
-    // failing one has the error; later ones never ran (rqlite's shape).
+    // A failed batch: the statements before the failing one ran and were rolled back (shown
+    // with what they did, as rqlite shows them); the failing one has the error; later ones
+    // never ran (rqlite's shape).
     const size_t shown = a.ok() ? n : (a.failed_statement() > 0 ? a.failed_statement() : 1);
     for (size_t i = 0; i < shown; ++i) {
       const bool failing = !a.ok() && i + 1 == shown;
-      WriteOutcome w = failing  ? Outcome(a, 0, n)
-                       : a.ok() ? Outcome(a, static_cast<int>(i), n)
-                                : WriteOutcome{};
+      WriteOutcome w = failing ? Outcome(a, 0, n) : RolledBackOrDone(a, i, n);
       results.push_back(WriteResultJson(w, flags.associative));
     }
   } else {
@@ -192,10 +202,10 @@ asio::awaitable<std::string> SqlHttpApi::Read(proto::SqlStatement statement, uin
   *req.mutable_statement() = std::move(statement);
   req.set_max_rows(options_.max_result_rows);
   req.set_max_bytes(options_.max_result_bytes);
-  RowsEncoder enc(flags.associative);
+  const RowsFormat format{flags.associative, flags.blob_array, flags.qualify_columns};
+  RowsEncoder enc(format);
   auto r = co_await ReadFromReplica(
-      std::move(req), min_seq, flags.started,
-      [&enc, &flags] { enc = RowsEncoder(flags.associative); },
+      std::move(req), min_seq, flags.started, [&enc, format] { enc = RowsEncoder(format); },
       [&enc](const proto::ReadResponse& page) { enc.AddPage(page); });
   if (!r.ok()) co_return ErrorResultJson(r.status().message());
   co_return r->ok ? enc.Finish() : ErrorResultJson(r->error);

@@ -150,6 +150,12 @@ void RowsEncoder::AddPage(const proto::ReadResponse& page) {
   if (!have_columns_) {
     have_columns_ = true;
     columns_.assign(page.columns().begin(), page.columns().end());
+    if (format_.qualify_columns) {
+      // Only a column read from a table has one; an expression keeps its name (rqlite).
+      for (int i = 0; i < page.columns_size() && i < page.tables_size(); ++i) {
+        if (!page.tables(i).empty()) columns_[i] = page.tables(i) + "." + columns_[i];
+      }
+    }
     for (int i = 0; i < page.columns_size(); ++i) {
       types_.push_back(i < page.decltypes_size() ? Lower(page.decltypes(i)) : "");
     }
@@ -187,7 +193,16 @@ void RowsEncoder::AppendValue(const proto::SqlValue& v) {
       AppendJsonString(rows_, v.text());
       break;
     case proto::SqlValue::kBlob:
-      AppendJsonString(rows_, Base64(v.blob()));
+      if (format_.blob_array) {
+        rows_.push_back('[');
+        for (size_t i = 0; i < v.blob().size(); ++i) {
+          if (i > 0) rows_.push_back(',');
+          AppendInt(rows_, static_cast<uint8_t>(v.blob()[i]));
+        }
+        rows_.push_back(']');
+      } else {
+        AppendJsonString(rows_, Base64(v.blob()));
+      }
       break;
     default:
       rows_ += "null";

@@ -30,9 +30,18 @@ std::string WriteResultJson(const WriteOutcome& w, bool associative,
                             std::optional<double> time_s = std::nullopt);
 std::string ErrorResultJson(std::string_view error);
 
+// How rows are written: rqlite's `associative`, `blob_array` (a BLOB as an array of byte values
+// instead of base64) and `qualify_columns` (a column of a table named `table.column`).
+struct RowsFormat {
+  bool associative = false;
+  bool blob_array = false;
+  bool qualify_columns = false;
+};
+
 class RowsEncoder {
  public:
-  explicit RowsEncoder(bool associative) : associative_(associative) {}
+  explicit RowsEncoder(RowsFormat format) : associative_(format.associative), format_(format) {}
+  explicit RowsEncoder(bool associative) : RowsEncoder(RowsFormat{associative}) {}
   // The first page carries columns and declared types; each page's rows are appended.
   void AddPage(const proto::ReadResponse& page);
   // Bytes of encoded row text so far (for the caller's cap).
@@ -44,6 +53,7 @@ class RowsEncoder {
   void AppendValue(const proto::SqlValue& v);
 
   bool associative_;
+  RowsFormat format_;
   bool have_columns_ = false;
   std::vector<std::string> columns_;
   std::vector<std::string> types_;

@@ -309,6 +309,8 @@ void SqlReader::RunPaged(const proto::ReadRequest& req, const std::string& repli
   for (int c = 0; c < p.columns; ++c) {
     const char* decl = sqlite3_column_decltype(p.st->handle(), c);
     current.add_decltypes(Utf8OrEscaped(decl != nullptr ? decl : ""));
+    const char* table = sqlite3_column_table_name(p.st->handle(), c);
+    current.add_tables(Utf8OrEscaped(table != nullptr ? table : ""));
   }
   size_t page_bytes = 0;
   uint64_t rows = 0, bytes = 0;

@@ -353,7 +353,9 @@ Result<EntryResult> SqliteExecutor::RunWrite(const Entry& entry, bool* txn_lost)
   }
   result.code = failed & 0xff;
   result.rows_changed = 0;
-  result.statements.clear();
+  // What the statements before the failing one did, although rolled back: rqlite reports them
+  // (their last_insert_id and rows_affected) ahead of the error.
+  result.statements.resize(std::min<size_t>(result.statements.size(), result.failed_statement - 1));
   if (sqlite3_get_autocommit(db_) != 0) {
     *txn_lost = true;
     return result;

@@ -68,6 +68,18 @@ TEST_F(SqlHttpTest, CurlCreatesWritesAndReadsAtEveryLevel) {
       json::parse(R"j([{"types":{"id":"integer","name":"text"},"rows":[{"id":1,"name":"fiona"}]},
                             {"error":"sql error: prepare 'SELECT COUNT(*) FROM nope': no such table: nope"}])j"))
       << assoc.body;
+  // blob_array, qualify_columns (only a table's column is qualified), and redirect: the director
+  // is the leader, so a redirect request is served, as an rqlite leader serves it (no 301).
+  Http flags =
+      Get("/db/query?blob_array&qualify_columns&redirect&q=" +
+          std::string("SELECT%20id%2C%20b%2C%20length(b)%20AS%20n%20FROM%20foo%20WHERE%20id%3D2"));
+  ASSERT_EQ(flags.status, 200) << flags.body;
+  EXPECT_EQ(flags.Json()["results"][0], json::parse(R"j({"columns":["foo.id","foo.b","n"],
+                "types":["integer","blob","integer"],"values":[[2,[222,173,190,239],4]]})j"))
+      << flags.body;
+  Http redirect = Execute({"INSERT INTO foo(name) VALUES('r')"}, "?redirect");
+  EXPECT_EQ(redirect.status, 200) << redirect.body;
+  EXPECT_EQ(redirect.Json()["results"][0].value("last_insert_id", 0), 4) << redirect.body;
   Http status = Get("/status");
   EXPECT_EQ(status.Json()["store"]["leader"]["node_id"], "director") << status.body;
   EXPECT_TRUE(Get("/nodes").Json()["director"]["leader"].get<bool>());
@@ -85,6 +97,10 @@ TEST_F(SqlHttpTest, AFailingStatementInATransactionAppliesNothingAnywhere) {
   ASSERT_EQ(r.size(), 3u) << "earlier statements, then the error, nothing after: " << bad.body;
   EXPECT_NE(r[2].value("error", "").find("UNIQUE constraint failed: t.v"), std::string::npos)
       << bad.body;
+  // The rolled-back statements show what they did, as rqlite shows them
+  // (Test_PartialFailTransaction).
+  EXPECT_EQ(r[0], json::parse(R"j({"last_insert_id":1,"rows_affected":1})j")) << bad.body;
+  EXPECT_EQ(r[1], json::parse(R"j({"last_insert_id":2,"rows_affected":1})j")) << bad.body;
   // Without transaction each statement stands alone: the failure is in its slot.
   Http each = Execute(json::parse(R"j([["INSERT INTO t(v) VALUES(?)", "x"],
       ["INSERT INTO t(v) VALUES(?)", "x"], ["INSERT INTO t(v) VALUES(?)", "y"]])j"));

@@ -210,5 +210,33 @@ TEST(SqlHttpJsonTest, PrettyIndentsWithFourSpacesKeepingOrder) {
             "            \"last_insert_id\": 2\n        }\n    ]\n}");
 }
 
+// rqlite's blob_array and qualify_columns: a BLOB as its byte values (an empty one as []), a
+// table's column as table.column, an expression's name unchanged; associative keys follow.
+TEST(SqlHttpJsonTest, BlobArrayAndQualifiedColumns) {
+  proto::ReadResponse p = Page({"id", "b", "n"}, {"integer", "blob", ""});
+  for (const char* t : {"foo", "foo", ""}) p.add_tables(t);
+  proto::SqlRow* r = p.add_rows();
+  r->add_values()->set_integer(2);
+  r->add_values()->set_blob(std::string("\xde\xad\x00\xef", 4));
+  r->add_values()->set_integer(4);
+  proto::SqlRow* r2 = p.add_rows();
+  r2->add_values()->set_integer(3);
+  r2->add_values()->set_blob("");
+  r2->add_values()->set_integer(0);
+  RowsEncoder enc(RowsFormat{.blob_array = true, .qualify_columns = true});
+  enc.AddPage(p);
+  EXPECT_EQ(enc.Finish(), R"j({"columns":["foo.id","foo.b","n"],"types":["integer","blob",)j"
+                          R"j("integer"],"values":[[2,[222,173,0,239],4],[3,[],0]]})j");
+  RowsEncoder plain(RowsFormat{});
+  plain.AddPage(p);
+  EXPECT_EQ(plain.Finish(), R"j({"columns":["id","b","n"],"types":["integer","blob",)j"
+                            R"j("integer"],"values":[[2,"3q0A7w==",4],[3,"",0]]})j");
+  RowsEncoder assoc(RowsFormat{.associative = true, .qualify_columns = true});
+  assoc.AddPage(p);
+  EXPECT_EQ(assoc.Finish(), R"j({"types":{"foo.b":"blob","foo.id":"integer","n":"integer"},)j"
+                            R"j("rows":[{"foo.b":"3q0A7w==","foo.id":2,"n":4},)j"
+                            R"j({"foo.b":"","foo.id":3,"n":0}]})j");
+}
+
 }  // namespace
 }  // namespace vsc::director

@@ -180,8 +180,14 @@ TEST(SqliteExecutorTest, FailingEntryRollsBackAloneAndStateIsDurable) {
     EXPECT_EQ((*res)[2].code, 19);  // SQLITE_CONSTRAINT; its first insert is rolled back too
     EXPECT_EQ((*res)[2].error, "UNIQUE constraint failed: t.id");
     EXPECT_EQ((*res)[2].rows_changed, 0);
-    EXPECT_EQ((*res)[3].rows_changed, 2);  // the SELECT does not count
-    EXPECT_EQ((*res)[4].code, 1);          // SQLITE_ERROR
+    // What the statement before the failing one did, though rolled back (rqlite shows it).
+    EXPECT_EQ((*res)[2].failed_statement, 2u);
+    ASSERT_EQ((*res)[2].statements.size(), 1u);
+    EXPECT_EQ((*res)[2].statements[0].last_insert_id, 3);
+    EXPECT_EQ((*res)[2].statements[0].rows_affected, 1);
+    EXPECT_TRUE((*res)[4].statements.empty());  // the first statement failed: nothing before it
+    EXPECT_EQ((*res)[3].rows_changed, 2);       // the SELECT does not count
+    EXPECT_EQ((*res)[4].code, 1);               // SQLITE_ERROR
     EXPECT_EQ((*res)[4].error, "no such table: nope");
     EXPECT_EQ((*res)[5].code, 23);  // SQLITE_AUTH: transaction control never reaches SQLite
     EXPECT_EQ((*res)[6].code, 23);
