@@ -53,6 +53,11 @@ Status ValidateConfig(const DirectorConfig& c) {
   if (c.update_queue == 0 || c.request_queue == 0) {
     return InvalidArgument("update_queue and request_queue must be at least 1");
   }
+  if (c.update_queue_bytes < static_cast<int64_t>(kMaxWritePayload)) {
+    return InvalidArgument("update_queue_bytes must be at least " +
+                           std::to_string(kMaxWritePayload) +
+                           " (one write of the largest size); the default is 268435456");
+  }
   if (c.nat_connect_timeout_ms == 0 || c.udp_session_timeout_s == 0) {
     return InvalidArgument("nat_connect_timeout_ms and udp_session_timeout_s must be above 0");
   }
@@ -257,6 +262,7 @@ Status Director::StartReplication() {
   ro.window.max_entries = config_.replica_window_entries;
   ro.window.max_bytes = static_cast<uint64_t>(config_.replica_window_bytes);
   ro.update_queue = config_.update_queue;
+  ro.update_queue_bytes = static_cast<uint64_t>(config_.update_queue_bytes);
   ro.log.retain_entries = config_.log_retain_entries;
   ro.log.retain_bytes = static_cast<uint64_t>(config_.log_retain_bytes);
   VSC_ASSIGN_OR_RETURN(replicator_, Replicator::Open(control_io_, *plane_, clock_, ro));

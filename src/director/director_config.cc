@@ -53,6 +53,8 @@ void DirectorConfig::Bind(ConfigTable& t) {
          "payload bytes in flight to one replica before it is BUSY");
   t.Bind("update_queue", &update_queue,
          "writes waiting to be sequenced or committed; more are refused (overloaded)");
+  t.Bind("update_queue_bytes", &update_queue_bytes,
+         "bytes of SQL and parameters those writes may hold; more are refused (overloaded)");
   t.Bind("request_queue", &request_queue,
          "reads waiting for an eligible replica; more are refused (overloaded)");
   t.Bind("read_timeout_ms", &read_timeout_ms, "how long a held read waits for a replica");

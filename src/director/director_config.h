@@ -47,6 +47,7 @@ struct DirectorConfig {
   uint32_t replica_window_entries = 1024;    // in-flight entries per replica before BUSY
   int64_t replica_window_bytes = 4 << 20;    // in-flight payload bytes per replica
   uint32_t update_queue = 10000;             // writes waiting to be sequenced or decided
+  int64_t update_queue_bytes = 256ll << 20;  // their SQL and parameter bytes
   uint32_t request_queue = 10000;            // reads waiting for an eligible replica
   uint32_t read_timeout_ms = 2000;           // how long a held read waits
   uint32_t read_stall_timeout_ms = 10000;    // a streaming replica's longest pause (HTTP API)

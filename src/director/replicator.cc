@@ -171,6 +171,7 @@ void Replicator::Stop() {
     w.done(resp);
   }
   waiting_.clear();
+  queued_bytes_ = 0;
   if (auto latest = digests_.LatestAgreed(); latest && latest->first > agreed_persisted_) {
     (void)log_->SetAgreedDigest(latest->first, latest->second);
   }
@@ -395,6 +396,8 @@ ReplicationStatus Replicator::GetStatus() const {
   s.policy = std::string(replication::CommitPolicyName(options_.policy));
   s.update_queue = waiting_.size() + batch_.size();
   s.update_queue_capacity = options_.update_queue;
+  s.update_queue_bytes = queued_bytes_;
+  s.update_queue_bytes_capacity = options_.update_queue_bytes;
   s.pending_decisions = tracker_.pending();
   for (const auto& [id, r] : replicas_) {
     ReplicaInfo i;

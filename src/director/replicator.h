@@ -72,6 +72,9 @@ struct ReplicatorOptions {
   replication::CommitPolicy policy = replication::CommitPolicy::kAll;
   WindowLimits window;
   size_t update_queue = 10000;  // writes waiting to be sequenced or decided
+  // SQL and parameter bytes of those writes: a byte bound beside the count (10,000 writes of
+  // kMaxWritePayload would be 40 GiB). At least kMaxWritePayload.
+  uint64_t update_queue_bytes = uint64_t{256} << 20;
   replication::LogOptions log;
 };
 
@@ -134,6 +137,8 @@ struct ReplicationStatus {
   std::string policy;
   size_t update_queue = 0;  // writes waiting to be sequenced or decided
   size_t update_queue_capacity = 0;
+  uint64_t update_queue_bytes = 0;  // their SQL and parameters
+  uint64_t update_queue_bytes_capacity = 0;
   size_t pending_decisions = 0;
   std::vector<ReplicaInfo> replicas;
 };
@@ -221,7 +226,8 @@ class Replicator {
     replication::Entry::Kind kind = replication::Entry::Kind::kWrite;
     std::vector<size_t> ddl;  // indexes of DDL statements (applied to the mirror once sequenced)
     uint64_t request_id = 0;
-    WriteDone done;  // empty for checksum markers
+    WriteDone done;      // empty for checksum markers
+    uint64_t bytes = 0;  // SQL and parameters, counted in queued_bytes_
   };
   Replicator(asio::io_context& io, ControlPlane& plane, const Clock& clock,
              ReplicatorOptions options);
@@ -266,8 +272,10 @@ class Replicator {
   struct Waiting {
     uint64_t request_id = 0;
     WriteDone done;
+    uint64_t bytes = 0;
   };
   std::map<uint64_t, Waiting> waiting_;  // sequenced, not decided
+  uint64_t queued_bytes_ = 0;            // `bytes` of every write in batch_ and waiting_
   uint64_t committed_seq_ = 0;
 
   // Recent entries, for streaming without reading the log: seqs recent_first_..last_seq.

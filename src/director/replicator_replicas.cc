@@ -273,6 +273,7 @@ void Replicator::Decide(std::vector<replication::Decision> decisions) {
         counters_.writes_failed.Add();
       }
       WriteDone done = std::move(w->second.done);
+      queued_bytes_ -= w->second.bytes;
       waiting_.erase(w);
       done(resp);
     }

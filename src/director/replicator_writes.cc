@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "director/replicator.h"
 #include "director/replication_wire.h"
+#include "director/replicator.h"
 
 namespace vsc::director {
 
@@ -106,6 +106,15 @@ void Replicator::Submit(const proto::WriteRequest& request, WriteDone done) {
     }
     a.statements.push_back(std::move(st));
   }
+  if (queued_bytes_ + payload > options_.update_queue_bytes) {
+    Refuse(done, rid, kWriteOverloaded,
+           "overloaded: update queue full (" + std::to_string(queued_bytes_) +
+               " bytes of SQL and parameters waiting, the bound is update_queue_bytes " +
+               std::to_string(options_.update_queue_bytes) +
+               "); the write was not applied, retry later");
+    return;
+  }
+  a.bytes = payload;
   std::vector<replication::StatementKind> kinds;
   if (a.statements.size() == 1) {
     auto kind = mirror_->Check(a.statements[0]);
@@ -145,6 +154,7 @@ void Replicator::Submit(const proto::WriteRequest& request, WriteDone done) {
 }
 
 void Replicator::Enqueue(Accepted accepted) {
+  queued_bytes_ += accepted.bytes;
   batch_.push_back(std::move(accepted));
   if (!flush_posted_) {
     flush_posted_ = true;
@@ -174,6 +184,8 @@ void Replicator::Flush() {
   if (batch_.empty() || stopped_) return;
   std::vector<Accepted> batch = std::move(batch_);
   batch_.clear();
+  // Refused below, or moved to waiting_ (which counts its own bytes again).
+  for (const Accepted& a : batch) queued_bytes_ -= a.bytes;
   const std::set<std::string> parts = Participants();
   if (parts.empty()) {
     for (Accepted& a : batch) {
@@ -213,7 +225,8 @@ void Replicator::Flush() {
     Status tracked = tracker_.Track(e.seq, parts);
     if (!tracked.ok()) spdlog::error("commit tracker: seq {}: {}", e.seq, tracked.ToString());
     if (batch[i].done) {
-      waiting_[e.seq] = Waiting{batch[i].request_id, std::move(batch[i].done)};
+      waiting_[e.seq] = Waiting{batch[i].request_id, std::move(batch[i].done), batch[i].bytes};
+      queued_bytes_ += batch[i].bytes;
     }
     if (e.kind == Entry::Kind::kChecksum) {
       std::set<std::string> expected;

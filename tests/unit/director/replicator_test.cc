@@ -409,5 +409,41 @@ TEST_F(ReplicatorTest, ARestartedDirectorResumesTheLogUnderANewEpoch) {
   EXPECT_EQ((*w)->epoch(), rep_->GetStatus().epoch);
 }
 
+// The update queue's byte bound (update_queue_bytes): a write whose SQL and parameters would take
+// the waiting bytes past it is refused as overloaded, counted, and never sequenced; the bytes
+// are given back when the writes are decided.
+TEST_F(ReplicatorTest, UpdateQueueBytesBoundRefusesWithOverloadedAndSequencesNothing) {
+  options_.update_queue_bytes = 3000;
+  Open();
+  FakeReplica a = MakeReplica("rs1");
+  Join(a);
+  const std::string sql = "INSERT INTO t(v) VALUES (?)";
+  const uint64_t one = sql.size() + 1000 + 8;  // as Submit counts a parameter
+  auto w1 = Write(sql, {replication::Value::Blob(std::string(1000, 'a'))});
+  auto w2 = Write(sql, {replication::Value::Blob(std::string(1000, 'b'))});
+  ASSERT_FALSE(w2->has_value());
+  EXPECT_EQ(rep_->GetStatus().update_queue_bytes, 2 * one);
+  const uint64_t overloaded = rep_->counters().writes_overloaded.Get();
+  auto w3 = Write(sql, {replication::Value::Blob(std::string(1000, 'c'))});
+  ASSERT_TRUE(w3->has_value());
+  EXPECT_EQ((*w3)->code(), kWriteOverloaded);
+  EXPECT_EQ((*w3)->error().rfind("overloaded: update queue full (" + std::to_string(2 * one) +
+                                     " bytes of SQL and parameters waiting, the bound is "
+                                     "update_queue_bytes 3000)",
+                                 0),
+            0u)
+      << (*w3)->error();
+  EXPECT_EQ(rep_->counters().writes_overloaded.Get(), overloaded + 1);
+  Poll();
+  EXPECT_EQ(rep_->last_seq(), 2u) << "only the two accepted writes were sequenced";
+  EXPECT_EQ(rep_->GetStatus().update_queue_bytes, 2 * one) << "sequenced, waiting for the ack";
+  Deliver(a);
+  ASSERT_TRUE(w1->has_value() && w2->has_value());
+  EXPECT_TRUE((*w1)->ok() && (*w2)->ok()) << (*w1)->error() << (*w2)->error();
+  EXPECT_EQ(rep_->GetStatus().update_queue_bytes, 0u);
+  auto w4 = Write(sql, {replication::Value::Blob(std::string(2000, 'd'))});
+  EXPECT_FALSE(w4->has_value()) << "room again once the first two were decided";
+}
+
 }  // namespace
 }  // namespace vsc::director
