@@ -22,11 +22,7 @@ void BackupPages(const std::string& db_path, const proto::ReadRequest& request,
                  const SqlReader::PageSink& emit) {
   const std::string tmp = db_path + ".backup-" + std::to_string(::getpid()) + "-" +
                           std::to_string(g_backup_counter.fetch_add(1)) + ".tmp";
-  // replication::Snapshot copies into tmp + ".partial" and may leave its -wal / -shm behind.
-  auto cleanup = [&tmp] {
-    RemoveDatabaseFiles(tmp);
-    RemoveDatabaseFiles(tmp + ".partial");
-  };
+  auto cleanup = [&tmp] { RemoveDatabaseFiles(tmp); };
   auto fail = [&](uint64_t seq, const std::string& error) {
     cleanup();
     emit(ReadResponseBuilder::Error(request.request_id(), seq, replica_id, error));
@@ -34,8 +30,8 @@ void BackupPages(const std::string& db_path, const proto::ReadRequest& request,
   cleanup();
   auto state = replication::Snapshot(db_path, tmp);
   if (!state.ok()) {
-    return fail(0, "backup failed: " + state.status().message() +
-                       "; retry, or back up another replica");
+    return fail(
+        0, "backup failed: " + state.status().message() + "; retry, or back up another replica");
   }
   const uint64_t seq = state->applied_seq;
   if (seq < request.min_seq()) {

@@ -38,6 +38,7 @@ Result<ReplicaState> Snapshot(const std::string& path, const std::string& out_pa
   store::OpenOptions dst_options;
   dst_options.wal = false;  // a rollback journal: the finished copy is one self-contained file
   dst_options.synchronous = "FULL";
+  Status copied = Status::Ok();
   {
     VSC_ASSIGN_OR_RETURN(store::Database dst, store::Database::Open(tmp, dst_options));
     sqlite3_backup* backup = sqlite3_backup_init(dst.handle(), "main", src.handle(), "main");
@@ -49,11 +50,18 @@ Result<ReplicaState> Snapshot(const std::string& path, const std::string& out_pa
     const int rc = sqlite3_backup_step(backup, -1);
     const int finish = sqlite3_backup_finish(backup);
     if (rc != SQLITE_DONE || finish != SQLITE_OK) {
-      Status st =
+      copied =
           IoError("snapshot of '" + path + "' into '" + tmp + "': " + sqlite3_errmsg(dst.handle()));
-      std::filesystem::remove(tmp, ec);
-      return st;
+    } else {
+      // The backup copies the source's header, which says WAL: every later open of the copy
+      // would make `<copy>-wal` and `-shm` (and a read-only open leaves them behind). Back to a
+      // rollback journal while this connection is the copy's only one.
+      copied = dst.Exec("PRAGMA journal_mode=DELETE").Annotate("snapshot into '" + tmp + "'");
     }
+  }  // closed: nothing of the copy is open past here
+  if (!copied.ok()) {
+    std::filesystem::remove(tmp, ec);
+    return copied;
   }
   auto state = ReadReplicaState(tmp);
   if (!state.ok()) {

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
@@ -486,6 +488,16 @@ TEST(SnapshotTest, CopyAtEachTenthSeqMatchesTheLiveDatabase) {
     }
   }
   EXPECT_FALSE(Snapshot(dir.File("missing.db"), dir.File("x.db")).ok());
+  // Each copy is one self-contained file in rollback-journal mode: no -wal / -shm beside it or
+  // its temporary name, even after it was opened (Rows, Checksum) read-only.
+  std::vector<std::string> names;
+  for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
+    names.push_back(f.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"live.db", "live.db-shm", "live.db-wal", "snap10.db",
+                                             "snap20.db", "snap30.db", "snap40.db"}));
+  EXPECT_EQ(Rows(dir.File("snap40.db"), "PRAGMA journal_mode")[0][0], Value::Text("delete"));
 }
 
 // The writer applies on its own thread while this thread copies: every copy must hold exactly
