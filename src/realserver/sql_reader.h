@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "common/utf8.h"
 #include "proto/control.pb.h"
 #include "realserver/read_response_builder.h"
 #include "store/database.h"
@@ -71,7 +72,6 @@ class SqlReader {
   std::unique_ptr<Impl> impl_;
 };
 
-// True when `bytes` is valid UTF-8 (proto3 string fields must be; SQLite does not check TEXT).
-bool IsValidUtf8(std::string_view bytes);
+using ::vsc::IsValidUtf8;  // common/utf8.h
 
 }  // namespace vsc::realserver
