@@ -266,7 +266,11 @@ Status Director::StartReplication() {
   ro.log.retain_entries = config_.log_retain_entries;
   ro.log.retain_bytes = static_cast<uint64_t>(config_.log_retain_bytes);
   VSC_ASSIGN_OR_RETURN(replicator_, Replicator::Open(control_io_, *plane_, clock_, ro));
+  ReadRelayOptions relay;
+  relay.timeout = std::chrono::milliseconds(config_.read_timeout_ms);
+  read_relay_ = std::make_unique<ReadRelay>(control_io_, key_, clock_, *replicator_, relay);
   write_server_ = std::make_unique<WriteServer>(control_io_, key_, clock_, *replicator_);
+  write_server_->SetReadRelay(read_relay_.get());
   write_server_->Start(std::move(write_listener_));
   ReadRouterOptions rro;
   rro.queue_capacity = config_.request_queue;

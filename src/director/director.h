@@ -110,6 +110,7 @@ class Director {
   std::unique_ptr<RingRouter> ring_router_;
   std::unique_ptr<RingPort> ring_port_;     // clients: table, owner, via-director
   std::unique_ptr<Replicator> replicator_;  // null when replication is off
+  std::unique_ptr<ReadRelay> read_relay_;  // before write_server_: its sessions use it
   std::unique_ptr<WriteServer> write_server_;
   std::unique_ptr<ReadRouter> read_router_;
   std::unique_ptr<AdminApi> admin_;

@@ -88,6 +88,14 @@ asio::awaitable<void> WriteServer::Session(WriteServer* self, asio::ip::tcp::soc
         refused = true;
         break;
       }
+      if (opened->message.has_read_request() && self->relay_ != nullptr) {
+        self->counters_.requests.Add();
+        asio::co_spawn(self->io_,
+                       ReadRelay::Relay(self->relay_, std::move(**frame),
+                                        opened->message.read_request(), outbox),
+                       asio::detached);
+        continue;
+      }
       if (!opened->message.has_write_request()) {
         self->counters_.dropped_malformed.Add();
         close = true;

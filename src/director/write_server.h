@@ -11,6 +11,9 @@
 // session is first answered with the auth-failed frame (auth_refusal.h), so the writer can say
 // "wrong cluster key?" instead of "connection closed".
 //
+// A ReadRequest on a write session is handed to the ReadRelay (read_relay.h), which streams a
+// replica's answer back on the same session: reads of any size for `vsc sql`.
+//
 // Thread: the control thread (the Replicator's). Lifecycle: Bind, then Start accepts; Stop closes
 // the listener and every session (registry `sessions_`).
 #pragma once
@@ -23,6 +26,7 @@
 #include "common/counter.h"
 #include "common/log_throttle.h"
 #include "director/outbox.h"
+#include "director/read_relay.h"
 #include "director/replicator.h"
 #include "net/tcp_listener.h"
 #include "proto/auth.h"
@@ -50,6 +54,8 @@ class WriteServer {
   // Accepts on a listener from Bind (same io_context).
   void Start(std::unique_ptr<net::TcpListener> listener);
   void Stop();
+  // Reads on write sessions go to `relay` (set before Start; null: they close the session).
+  void SetReadRelay(ReadRelay* relay) { relay_ = relay; }
   uint16_t port() const { return port_; }
   size_t open_sessions() const { return sessions_.size(); }
   const WriteServerCounters& counters() const { return counters_; }
@@ -65,6 +71,7 @@ class WriteServer {
   const Clock& clock_;
   LogThrottle auth_log_{std::chrono::seconds(5)};
   Replicator& replicator_;
+  ReadRelay* relay_ = nullptr;
   WriteServerCounters counters_;
   std::unique_ptr<net::TcpListener> listener_;
   uint16_t port_ = 0;
