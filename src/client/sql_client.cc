@@ -25,8 +25,8 @@ const Clock& DefaultClock() {
 int MillisLeft(TimePoint deadline, const Clock& clock) {
   const Duration left = deadline - clock.Now();
   if (left <= Duration::zero()) return 0;
-  return static_cast<int>(std::max<int64_t>(
-      1, std::chrono::duration_cast<std::chrono::milliseconds>(left).count()));
+  return static_cast<int>(
+      std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(left).count()));
 }
 
 std::string TimeoutText(Duration d) {
@@ -164,11 +164,17 @@ Result<uint64_t> WriteClient::Send(std::vector<proto::SqlStatement> statements) 
   const uint64_t id = next_request_id_++;
   req->set_request_id(id);
   for (auto& s : statements) *req->add_statements() = std::move(s);
+  VSC_RETURN_IF_ERROR(SendMessage(m));
+  ++outstanding_;
+  return id;
+}
+
+Status WriteClient::SendMessage(const proto::Message& m) {
   auto sealed = codec_->TrySeal(sender_, counter_->Next(), m);
   if (!sealed.ok()) {
-    return InvalidArgument("write request too large (" + std::to_string(m.ByteSizeLong()) +
+    return InvalidArgument("request too large (" + std::to_string(m.ByteSizeLong()) +
                            " bytes; at most " + std::to_string(proto::kMaxBodyBytes) +
-                           " in one request): split the batch");
+                           " in one request): split the batch, or bind smaller parameters");
   }
   std::vector<uint8_t> frame;
   proto::AppendFrame(frame, *sealed);
@@ -191,8 +197,7 @@ Result<uint64_t> WriteClient::Send(std::vector<proto::SqlStatement> statements) 
     if (rc == 0) return Unavailable("write port " + target_ + ": send timed out");
     if (rc > 0 && (p.revents & POLLIN)) VSC_RETURN_IF_ERROR(ReadSome(false, deadline));
   }
-  ++outstanding_;
-  return id;
+  return Status::Ok();
 }
 
 Status WriteClient::ReadSome(bool block, TimePoint deadline) {
@@ -203,7 +208,8 @@ Status WriteClient::ReadSome(bool block, TimePoint deadline) {
       decoder_.Feed(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)));
       return Status::Ok();
     }
-    if (n == 0) return Unavailable("write port " + target_ + ": the director closed the connection");
+    if (n == 0)
+      return Unavailable("write port " + target_ + ": the director closed the connection");
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Unavailable("write port " + target_ + ": receive: " + std::strerror(errno));
@@ -219,37 +225,78 @@ Status WriteClient::ReadSome(bool block, TimePoint deadline) {
   }
 }
 
+Result<std::optional<proto::Message>> WriteClient::NextMessage() {
+  auto frame = decoder_.Next();
+  if (!frame.ok()) return DataLoss("write port " + target_ + ": " + frame.status().message());
+  if (!frame->has_value()) return std::optional<proto::Message>();
+  if (proto::IsAuthFailed(**frame)) {
+    return Unauthenticated("write port " + target_ + ": " + proto::kAuthFailedText);
+  }
+  auto opened = codec_->Open(**frame);
+  if (!opened.ok()) {
+    return Unauthenticated("write port " + target_ + ": answer does not verify (" +
+                           opened.status().message() + "); is the cluster key the director's?");
+  }
+  return std::optional<proto::Message>(std::move(opened->message));
+}
+
 Result<std::optional<proto::WriteResponse>> WriteClient::NextBuffered() {
   for (;;) {
-    auto frame = decoder_.Next();
-    if (!frame.ok()) return DataLoss("write port " + target_ + ": " + frame.status().message());
-    if (!frame->has_value()) return std::optional<proto::WriteResponse>();
-    if (proto::IsAuthFailed(**frame)) {
-      return Unauthenticated("write port " + target_ + ": " + proto::kAuthFailedText);
-    }
-    auto opened = codec_->Open(**frame);
-    if (!opened.ok()) {
-      return Unauthenticated("write port " + target_ + ": answer does not verify (" +
-                             opened.status().message() + "); is the cluster key the director's?");
-    }
-    if (!opened->message.has_write_response()) continue;  // not for us (a newer message)
+    VSC_ASSIGN_OR_RETURN(auto m, NextMessage());
+    if (!m) return std::optional<proto::WriteResponse>();
+    if (!m->has_write_response()) continue;  // not for us (a read's page, a newer message)
     if (outstanding_ > 0) --outstanding_;
-    return std::optional<proto::WriteResponse>(std::move(*opened->message.mutable_write_response()));
+    return std::optional<proto::WriteResponse>(std::move(*m->mutable_write_response()));
   }
 }
 
-Result<proto::WriteResponse> WriteClient::Receive() {
+Result<proto::Message> WriteClient::ReceiveMessage() {
   const TimePoint deadline = clock_->Now() + timeout_;
   for (;;) {
-    VSC_ASSIGN_OR_RETURN(auto next, NextBuffered());
+    VSC_ASSIGN_OR_RETURN(auto next, NextMessage());
     if (next) return std::move(*next);
     Status read = ReadSome(true, deadline);
     if (!read.ok()) {
       // The director's auth-failed notice may have come with the close: it is the better error.
-      auto buffered = NextBuffered();
+      auto buffered = NextMessage();
       if (!buffered.ok()) return buffered.status();
       if (*buffered) return std::move(**buffered);
       return read;
+    }
+  }
+}
+
+Result<proto::WriteResponse> WriteClient::Receive() {
+  for (;;) {
+    VSC_ASSIGN_OR_RETURN(proto::Message m, ReceiveMessage());
+    if (!m.has_write_response()) continue;
+    if (outstanding_ > 0) --outstanding_;
+    return std::move(*m.mutable_write_response());
+  }
+}
+
+Result<proto::ReadResponse> WriteClient::Read(const proto::SqlStatement& statement,
+                                              uint64_t min_seq, const PageSink& on_page) {
+  proto::Message m;
+  proto::ReadRequest* req = m.mutable_read_request();
+  const uint64_t id = next_request_id_++;
+  req->set_request_id(id);
+  *req->mutable_statement() = statement;
+  req->set_min_seq(min_seq);
+  VSC_RETURN_IF_ERROR(SendMessage(m));
+  for (;;) {
+    VSC_ASSIGN_OR_RETURN(proto::Message got, ReceiveMessage());
+    if (!got.has_read_response() || got.read_response().request_id() != id) continue;
+    proto::ReadResponse& page = *got.mutable_read_response();
+    if (page.ok()) {
+      if (Status s = on_page(page); !s.ok()) {
+        fd_.Reset();  // the rest of the answer is still coming: this connection is done
+        return s;
+      }
+    }
+    if (!page.ok() || !page.more()) {
+      page.clear_rows();
+      return std::move(page);
     }
   }
 }
@@ -313,7 +360,8 @@ Result<proto::ReadResponse> ReadClient::Query(const proto::SqlStatement& stateme
   if (!sealed.ok() || sealed->size() > kMaxSqlDatagram) {
     return InvalidArgument("read request too large for one datagram (" +
                            std::to_string(m.ByteSizeLong()) + " bytes; at most " +
-                           std::to_string(kMaxSqlDatagram) + "): shorten the statement or its "
+                           std::to_string(kMaxSqlDatagram) +
+                           "): shorten the statement or its "
                            "parameters");
   }
   for (int attempt = 0; attempt <= retries_; ++attempt) {
@@ -348,9 +396,11 @@ Result<proto::ReadResponse> ReadClient::AwaitAnswer(uint64_t request_id, TimePoi
     }
     if (rc == 0) continue;
     // Any source: in dr mode the replica answers, not the director. The HMAC proves it is ours.
-    const ssize_t got = ::recvfrom(fd_.get(), buf.data(), buf.size(), MSG_DONTWAIT, nullptr, nullptr);
+    const ssize_t got =
+        ::recvfrom(fd_.get(), buf.data(), buf.size(), MSG_DONTWAIT, nullptr, nullptr);
     if (got < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED)
+        continue;
       return ErrnoStatus("recvfrom(udp)", errno);
     }
     auto opened = codec_->Open(std::span<const uint8_t>(buf.data(), static_cast<size_t>(got)));

@@ -11,6 +11,9 @@
 // ANY source, provided its HMAC verifies and its request_id is the outstanding one. On timeout
 // the same request is sent again `retries` times.
 //
+// WriteClient::Read runs a SELECT of any size on the same connection: the director relays it to
+// a replica's TCP read path and streams the replica's pages back (director/read_relay.h).
+//
 // Both are blocking and thread-compatible (one client per thread), movable, not copyable.
 // An answer with ok=false is a successful call (look at ok/error); transport failures are
 // errors: Unavailable on timeout or a closed connection, IoError for socket failures,
@@ -24,13 +27,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "common/unique_fd.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/unique_fd.h"
 #include "proto/cluster_key.h"
 #include "proto/control.pb.h"
 #include "proto/envelope.h"
@@ -80,6 +84,15 @@ class WriteClient {
   Result<uint64_t> Send(std::vector<proto::SqlStatement> statements);
   // The next answer, waiting up to the client's timeout.
   Result<proto::WriteResponse> Receive();
+  // Runs one SELECT through the director's read relay on this connection, on a replica that
+  // has applied `min_seq`. Each ok page goes to `on_page` in order as it arrives (the client
+  // holds one page at a time); an error from `on_page` stops the read and closes the connection
+  // (reconnect for the next request). The result: the last page's ok, error, applied_seq and
+  // replica_id, without rows. `timeout` bounds the wait for each page, not the whole answer.
+  // Call with no write outstanding.
+  using PageSink = std::function<Status(const proto::ReadResponse& page)>;
+  Result<proto::ReadResponse> Read(const proto::SqlStatement& statement, uint64_t min_seq,
+                                   const PageSink& on_page);
   // Non-blocking: appends every answer already received to `out`. For poll-driven callers.
   Status ReceiveAvailable(std::vector<proto::WriteResponse>& out);
   int fd() const { return fd_.get(); }
@@ -89,7 +102,11 @@ class WriteClient {
  private:
   WriteClient(UniqueFd fd, const proto::ClusterKey& key, Duration timeout, const Clock* clock,
               std::string target);
+  Status SendMessage(const proto::Message& m);
+  Result<std::optional<proto::Message>> NextMessage();
   Result<std::optional<proto::WriteResponse>> NextBuffered();
+  // The next message, waiting up to the timeout.
+  Result<proto::Message> ReceiveMessage();
   Status ReadSome(bool block, TimePoint deadline);
 
   UniqueFd fd_;

@@ -47,67 +47,93 @@ size_t DisplayWidth(const std::string& text) {
   return n;
 }
 
-std::string RenderTable(const std::vector<std::string>& columns,
-                        const std::vector<std::vector<Cell>>& rows) {
-  std::vector<std::string> heads;
-  std::vector<size_t> width;
+TableWriter::TableWriter(std::vector<std::string> columns) {
   for (const auto& c : columns) {
-    heads.push_back(Escape(c));
-    width.push_back(DisplayWidth(heads.back()));
+    heads_.push_back(Escape(c));
+    width_.push_back(DisplayWidth(heads_.back()));
   }
+}
+
+std::string TableWriter::Header() const {
+  std::string out;
+  for (size_t i = 0; i < heads_.size(); ++i) {
+    out += i == 0 ? " " : " | ";
+    // Headers are centred, as psql does.
+    const size_t w = DisplayWidth(heads_[i]);
+    const size_t left = (width_[i] - w) / 2;
+    out.append(left, ' ');
+    out += heads_[i];
+    out.append(width_[i] - w - left, ' ');
+  }
+  out += "\n";
+  for (size_t i = 0; i < heads_.size(); ++i) {
+    if (i > 0) out += "+";
+    out.append(width_[i] + 2, '-');
+  }
+  out += "\n";
+  return out;
+}
+
+std::string TableWriter::Rows(const std::vector<std::vector<Cell>>& rows) {
   std::vector<std::vector<Cell>> cells;
   cells.reserve(rows.size());
   for (const auto& row : rows) {
     std::vector<Cell> r;
-    for (size_t i = 0; i < columns.size(); ++i) {
+    for (size_t i = 0; i < heads_.size(); ++i) {
       Cell c = i < row.size() ? row[i] : Cell{};
       c.text = Escape(c.text);
-      width[i] = std::max(width[i], DisplayWidth(c.text));
+      width_[i] = std::max(width_[i], DisplayWidth(c.text));
       r.push_back(std::move(c));
     }
     cells.push_back(std::move(r));
   }
   std::string out;
-  for (size_t i = 0; i < heads.size(); ++i) {
-    out += i == 0 ? " " : " | ";
-    // Headers are centred, as psql does.
-    const size_t w = DisplayWidth(heads[i]);
-    const size_t left = (width[i] - w) / 2;
-    out.append(left, ' ');
-    out += heads[i];
-    out.append(width[i] - w - left, ' ');
+  if (!header_done_ && !cells.empty()) {
+    out += Header();
+    header_done_ = true;
   }
-  out += "\n";
-  for (size_t i = 0; i < heads.size(); ++i) {
-    if (i > 0) out += "+";
-    out.append(width[i] + 2, '-');
-  }
-  out += "\n";
   for (const auto& r : cells) {
     for (size_t i = 0; i < r.size(); ++i) {
       out += i == 0 ? " " : " | ";
-      Pad(out, r[i].text, width[i], r[i].right_align);
+      Pad(out, r[i].text, width_[i], r[i].right_align);
     }
     out += "\n";
   }
-  out += "(" + std::to_string(rows.size()) + (rows.size() == 1 ? " row)\n" : " rows)\n");
+  count_ += cells.size();
   return out;
 }
 
-std::string RenderReadResponse(const proto::ReadResponse& response) {
-  std::vector<std::string> columns(response.columns().begin(), response.columns().end());
+std::string TableWriter::End() {
+  std::string out = header_done_ ? "" : Header();
+  header_done_ = true;
+  out += "(" + std::to_string(count_) + (count_ == 1 ? " row)\n" : " rows)\n");
+  return out;
+}
+
+std::string RenderTable(const std::vector<std::string>& columns,
+                        const std::vector<std::vector<Cell>>& rows) {
+  TableWriter t(columns);
+  std::string out = t.Rows(rows);
+  return out + t.End();
+}
+
+std::vector<std::vector<Cell>> PageCells(const proto::ReadResponse& page) {
   std::vector<std::vector<Cell>> rows;
-  rows.reserve(response.rows_size());
-  for (const auto& row : response.rows()) {
+  rows.reserve(page.rows_size());
+  for (const auto& row : page.rows()) {
     std::vector<Cell> r;
     for (const auto& v : row.values()) {
-      const bool number = v.value_case() == proto::SqlValue::kInteger ||
-                          v.value_case() == proto::SqlValue::kReal;
+      const bool number =
+          v.value_case() == proto::SqlValue::kInteger || v.value_case() == proto::SqlValue::kReal;
       r.push_back(Cell{FormatValue(v), number});
     }
     rows.push_back(std::move(r));
   }
-  return RenderTable(columns, rows);
+  return rows;
+}
+
+std::string RenderReadResponse(const proto::ReadResponse& response) {
+  return RenderTable({response.columns().begin(), response.columns().end()}, PageCells(response));
 }
 
 }  // namespace vsc::client

@@ -1,0 +1,68 @@
+#include "client/shell_command.h"
+
+#include <gtest/gtest.h>
+
+namespace vsc::client {
+namespace {
+
+using Kind = ShellCommand::Kind;
+
+std::optional<ShellCommand> Parse(std::string_view line) {
+  auto c = ParseShellCommand(line);
+  EXPECT_TRUE(c.ok()) << line << ": " << c.status().ToString();
+  return c.ok() ? *c : std::nullopt;
+}
+
+std::string Refused(std::string_view line) {
+  auto c = ParseShellCommand(line);
+  EXPECT_FALSE(c.ok()) << line;
+  return c.ok() ? "" : c.status().message();
+}
+
+TEST(ShellCommandTest, DotCommandsAndTheirPlainWords) {
+  EXPECT_EQ(Parse(".tables")->kind, Kind::kTables);
+  EXPECT_EQ(Parse("  .TABLES  ")->kind, Kind::kTables);
+  EXPECT_EQ(Parse(".schema")->kind, Kind::kSchema);
+  EXPECT_EQ(Parse(".schema")->table, "");
+  EXPECT_EQ(Parse(".schema notes")->table, "notes");
+  EXPECT_EQ(Parse(".schema Notes")->table, "Notes");
+  for (const char* w : {".help", "help", "HELP", "help;"})
+    EXPECT_EQ(Parse(w)->kind, Kind::kHelp) << w;
+  for (const char* w : {".quit", ".exit", "quit", "exit", "Exit", "quit;", "exit;"}) {
+    EXPECT_EQ(Parse(w)->kind, Kind::kQuit) << w;
+  }
+}
+
+TEST(ShellCommandTest, SqlIsNotACommand) {
+  for (const char* sql : {"", "   ", "SELECT 1;", "quit now", "helpme", "select help;", "exit_code",
+                          "INSERT INTO t VALUES('.tables');"}) {
+    EXPECT_FALSE(Parse(sql).has_value()) << sql;
+  }
+}
+
+TEST(ShellCommandTest, UnknownOrMisusedDotCommandsSayWhatExists) {
+  EXPECT_NE(Refused(".tabels").find("unknown command .tabels; the shell knows .tables"),
+            std::string::npos);
+  EXPECT_NE(Refused(".").find("unknown command"), std::string::npos);
+  EXPECT_NE(Refused(".tables t").find(".tables takes no arguments"), std::string::npos);
+  EXPECT_NE(Refused(".quit now").find("takes no arguments"), std::string::npos);
+  EXPECT_NE(Refused(".schema a b").find("at most one table"), std::string::npos);
+}
+
+TEST(ShellCommandTest, QueriesReadSqliteMasterWithoutInternalTables) {
+  const proto::SqlStatement tables = ShellQuery({Kind::kTables, ""});
+  EXPECT_EQ(tables.sql().rfind("SELECT name FROM sqlite_master", 0), 0u) << tables.sql();
+  EXPECT_NE(tables.sql().find("_vsc"), std::string::npos);
+  EXPECT_NE(tables.sql().find("sqlite"), std::string::npos);
+  EXPECT_EQ(tables.params_size(), 0);
+  const proto::SqlStatement all = ShellQuery({Kind::kSchema, ""});
+  EXPECT_EQ(all.params_size(), 0);
+  const proto::SqlStatement one = ShellQuery({Kind::kSchema, "notes"});
+  ASSERT_EQ(one.params_size(), 1);
+  EXPECT_EQ(one.params(0).text(), "notes");  // bound, never spliced into the SQL
+  EXPECT_EQ(one.sql().find("notes"), std::string::npos);
+  EXPECT_NE(ShellHelp().find(".schema [TABLE]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vsc::client
