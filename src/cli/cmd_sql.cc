@@ -1,152 +1,131 @@
-// vsc sql: the SQL client of the replicated database (DESIGN §7). SELECTs go to the director's
-// SQL read port (UDP; a replica answers directly), everything else to its write port (TCP).
-// One-shot with -e, else an interactive loop reading ';'-terminated statements from stdin.
-// Statements between BEGIN and COMMIT are sent as one atomic batch at COMMIT. After a write,
-// later reads in the same run ask for at least that write's seq (read-your-writes).
+// vsc sql: the SQL client of the replicated database (DESIGN §7; docs/sql_cli.md). One-shot with
+// -e (and --param for the statement's parameters), else a shell reading ';'-terminated
+// statements and its own commands (.tables, .schema, .help, .quit) from stdin. What each
+// statement does: sql_session.h; how lines are read and Ctrl-C handled: line_reader.h.
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdio>
-#include <iostream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/line_reader.h"
 #include "cli/options.h"
 #include "cli/secrets.h"
-#include "client/sql_client.h"
+#include "cli/sql_session.h"
+#include "client/sql_params.h"
 #include "client/sql_text.h"
-#include "client/table_printer.h"
 
 namespace vsc::cli {
 namespace {
+
+// A parameter file's limit: what one write request may carry (director/write_server.h).
+constexpr size_t kMaxParamFileBytes = size_t{4} << 20;
 
 struct SqlFlags {
   std::string director = "127.0.0.1";
   std::string key_file;
   bool insecure = false;
   std::string execute;
+  std::vector<std::string> params;
+  std::string format = "table";
   uint64_t min_seq = 0;
   uint16_t write_port = 0;  // 0: the one in --director, else 7300
-  uint16_t sql_port = 0;    // 0: the one in --director, else 7301
+  uint16_t http_port = 4001;
   double timeout_ms = 5000;
-  double read_timeout_ms = 1000;
 };
 
-bool IsWord(const std::string& sql, std::initializer_list<const char*> words) {
-  std::string first;
-  for (char c : sql) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (first.empty()) continue;
-      break;
-    }
-    first += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  for (const char* w : words) {
-    if (first == w) return true;
-  }
-  return false;
+std::vector<std::string> SplitStatements(const std::string& text) {
+  client::SqlSplitter splitter;
+  splitter.Feed(text);
+  std::vector<std::string> statements;
+  while (auto s = splitter.Next()) statements.push_back(std::move(*s));
+  if (std::string rest = splitter.TakeRest(); !rest.empty()) statements.push_back(rest);
+  return statements;
 }
 
-class Session {
- public:
-  Session(const SqlFlags& f, client::SqlDirector d, proto::ClusterKey key)
-      : flags_(f), director_(std::move(d)), key_(std::move(key)), min_seq_(f.min_seq) {}
+int RunOnce(SqlSession& session, const SqlFlags& f, std::vector<proto::SqlValue> params) {
+  const std::vector<std::string> statements = SplitStatements(f.execute);
+  if (!params.empty() && statements.size() != 1) {
+    std::fprintf(stderr,
+                 "vsc sql: --param binds the parameters of one statement, and -e holds %zu; "
+                 "run one statement per vsc sql, or use BEGIN ... COMMIT in the shell\n",
+                 statements.size());
+    return 2;
+  }
+  int failures = 0;
+  for (const auto& s : statements) failures += session.Run(s, std::move(params)) ? 0 : 1;
+  if (session.in_batch()) {
+    std::fprintf(stderr, "error: BEGIN without COMMIT; the batch was not sent\n");
+    ++failures;
+  }
+  return failures == 0 ? 0 : 1;
+}
 
-  // Runs one statement; false when it failed (the message is printed).
-  bool Run(const std::string& sql, bool interactive) {
-    if (IsWord(sql, {"BEGIN"})) {
-      if (batch_) return Fail("already inside BEGIN; COMMIT or ROLLBACK first");
-      batch_.emplace();
+// One line of the shell: a shell command at the start of a statement, else SQL text.
+// Returns false when the shell should end.
+bool ShellLine(SqlSession& session, client::SqlSplitter& splitter, const std::string& line,
+               int& failures) {
+  if (!splitter.pending()) {
+    auto command = client::ParseShellCommand(line);
+    if (!command.ok()) {
+      std::fprintf(stderr, "error: %s\n", command.status().message().c_str());
+      ++failures;
       return true;
     }
-    if (IsWord(sql, {"COMMIT", "END"})) {
-      if (!batch_) return Fail("COMMIT without BEGIN");
-      std::vector<proto::SqlStatement> batch = std::move(*batch_);
-      batch_.reset();
-      if (batch.empty()) return true;
-      return Write(std::move(batch));
-    }
-    if (IsWord(sql, {"ROLLBACK"})) {
-      if (!batch_) return Fail("ROLLBACK without BEGIN");
-      std::printf("batch of %zu statement(s) discarded; nothing was sent\n", batch_->size());
-      batch_.reset();
-      return true;
-    }
-    if (client::IsReadStatement(sql)) {
-      if (batch_) {
-        return Fail(
-            "reads inside BEGIN ... COMMIT are not supported: the batch is applied "
-            "atomically at COMMIT; read before BEGIN or after COMMIT");
+    if (*command) {
+      switch ((*command)->kind) {
+        case client::ShellCommand::Kind::kQuit:
+          return false;
+        case client::ShellCommand::Kind::kHelp:
+          std::fputs(client::ShellHelp().c_str(), stdout);
+          return true;
+        default:
+          failures += session.RunCommand(**command) ? 0 : 1;
+          return true;
       }
-      return Read(sql, interactive);
     }
-    if (batch_) {
-      batch_->push_back(client::MakeStatement(sql));
-      return true;
-    }
-    std::vector<proto::SqlStatement> one;
-    one.push_back(client::MakeStatement(sql));
-    return Write(std::move(one));
   }
+  splitter.Feed(line + "\n");
+  while (auto s = splitter.Next()) failures += session.Run(*s) ? 0 : 1;
+  return true;
+}
 
-  bool in_batch() const { return batch_.has_value(); }
-
- private:
-  bool Fail(const std::string& message) {
-    std::fprintf(stderr, "error: %s\n", message.c_str());
-    return false;
+int RunShell(SqlSession& session, const client::SqlDirector& d) {
+  const bool tty = ::isatty(STDIN_FILENO) != 0;
+  if (tty) {
+    std::printf(
+        "vsc sql: director %s:%u; end statements with ';', .help for help, Ctrl-D or .quit to "
+        "leave\n",
+        d.host.c_str(), d.write_port);
   }
-
-  bool Read(const std::string& sql, bool interactive) {
-    if (!reader_) {
-      auto r = client::ReadClient::Open(
-          director_.host, director_.read_port, key_,
-          std::chrono::milliseconds(static_cast<int64_t>(flags_.read_timeout_ms)), 1);
-      if (!r.ok()) return Fail(r.status().message());
-      reader_ = std::make_unique<client::ReadClient>(std::move(r).value());
+  LineReader reader(STDIN_FILENO);
+  client::SqlSplitter splitter;
+  int failures = 0;
+  std::string line;
+  for (;;) {
+    if (tty) {
+      std::fputs(splitter.pending() ? "   -> " : (session.in_batch() ? "vsc*> " : "vsc> "), stdout);
+      std::fflush(stdout);
     }
-    auto answer = reader_->Query(client::MakeStatement(sql), min_seq_);
-    if (!answer.ok()) return Fail(answer.status().message());
-    if (!answer->ok()) return Fail(answer->error());
-    std::fputs(client::RenderReadResponse(*answer).c_str(), stdout);
-    if (interactive) {
-      std::printf("-- from %s at seq %llu\n", answer->replica_id().c_str(),
-                  static_cast<unsigned long long>(answer->applied_seq()));
+    const LineReader::Event e = reader.Next(line);
+    if (e == LineReader::Event::kEnd) break;
+    if (e == LineReader::Event::kInterrupted) {
+      splitter.TakeRest();  // Ctrl-C drops the statement being typed, and only that
+      std::fputs("\n", stdout);
+      continue;
     }
-    return true;
+    if (!ShellLine(session, splitter, line, failures)) break;
+    std::fflush(stdout);
   }
-
-  bool Write(std::vector<proto::SqlStatement> statements) {
-    if (!writer_) {
-      auto w = client::WriteClient::Connect(
-          director_.host, director_.write_port, key_,
-          std::chrono::milliseconds(static_cast<int64_t>(flags_.timeout_ms)));
-      if (!w.ok()) return Fail(w.status().message());
-      writer_ = std::make_unique<client::WriteClient>(std::move(w).value());
-    }
-    auto answer = writer_->Execute(std::move(statements));
-    if (!answer.ok()) {
-      writer_.reset();  // the connection is in an unknown state; reconnect next time
-      return Fail(answer.status().message());
-    }
-    if (!answer->ok()) return Fail(answer->error());
-    min_seq_ = std::max(min_seq_, answer->seq());
-    std::printf("ok, %lld rows changed, seq %llu\n", static_cast<long long>(answer->rows_changed()),
-                static_cast<unsigned long long>(answer->seq()));
-    return true;
+  if (std::string rest = splitter.TakeRest(); !rest.empty()) {
+    failures += session.Run(rest) ? 0 : 1;
   }
-
-  const SqlFlags& flags_;
-  client::SqlDirector director_;
-  proto::ClusterKey key_;
-  uint64_t min_seq_;
-  std::unique_ptr<client::ReadClient> reader_;
-  std::unique_ptr<client::WriteClient> writer_;
-  std::optional<std::vector<proto::SqlStatement>> batch_;
-};
+  if (tty) std::printf("\n");
+  // Piped input is a script: its failures show in the exit code.
+  return tty || failures == 0 ? 0 : 1;
+}
 
 int RunSql(const SqlFlags& f) {
   auto director = client::ParseSqlDirector(f.director);
@@ -155,52 +134,43 @@ int RunSql(const SqlFlags& f) {
     return 2;
   }
   if (f.write_port != 0) director->write_port = f.write_port;
-  if (f.sql_port != 0) director->read_port = f.sql_port;
+  auto format = client::ParseOutputFormat(f.format);
+  if (!format.ok()) {
+    std::fprintf(stderr, "vsc sql: %s\n", format.status().message().c_str());
+    return 2;
+  }
+  std::vector<proto::SqlValue> params;
+  const client::FileReader files = client::DiskFileReader(kMaxParamFileBytes);
+  for (const auto& p : f.params) {
+    auto v = client::ParseParam(p, files);
+    if (!v.ok()) {
+      std::fprintf(stderr, "vsc sql: %s\n", v.status().message().c_str());
+      return 2;
+    }
+    params.push_back(std::move(v).value());
+  }
+  if (!params.empty() && f.execute.empty()) {
+    std::fprintf(stderr, "vsc sql: --param needs the statement in -e \"...\"\n");
+    return 2;
+  }
   auto key = ResolveClusterKey(f.key_file, f.insecure);
   if (!key.ok()) {
     std::fprintf(stderr, "vsc sql: %s\n", key.status().ToString().c_str());
     return 2;
   }
-  Session session(f, *director, *key);
-  client::SqlSplitter splitter;
-  if (!f.execute.empty()) {
-    splitter.Feed(f.execute);
-    std::vector<std::string> statements;
-    while (auto s = splitter.Next()) statements.push_back(std::move(*s));
-    if (std::string rest = splitter.TakeRest(); !rest.empty()) statements.push_back(rest);
-    int failures = 0;
-    for (const auto& s : statements) failures += session.Run(s, false) ? 0 : 1;
-    if (session.in_batch()) {
-      std::fprintf(stderr, "error: BEGIN without COMMIT; the batch was not sent\n");
-      ++failures;
-    }
-    return failures == 0 ? 0 : 1;
-  }
-  const bool tty = ::isatty(STDIN_FILENO) != 0;
-  if (tty) {
-    std::printf(
-        "vsc sql: writes to %s:%u, reads from %s:%u; end statements with ';', Ctrl-D "
-        "to quit\n",
-        director->host.c_str(), director->write_port, director->host.c_str(), director->read_port);
-  }
-  int failures = 0;
-  std::string line;
-  for (;;) {
-    if (tty) {
-      std::fputs(splitter.pending() ? "   -> " : (session.in_batch() ? "vsc*> " : "vsc> "), stdout);
-      std::fflush(stdout);
-    }
-    if (!std::getline(std::cin, line)) break;
-    splitter.Feed(line + "\n");
-    while (auto s = splitter.Next()) failures += session.Run(*s, tty) ? 0 : 1;
-    std::fflush(stdout);
-  }
-  if (std::string rest = splitter.TakeRest(); !rest.empty()) {
-    failures += session.Run(rest, tty) ? 0 : 1;
-  }
-  if (tty) std::printf("\n");
-  // Piped input is a script: its failures show in the exit code.
-  return tty || failures == 0 ? 0 : 1;
+  SqlSessionOptions o;
+  o.director = *director;
+  o.http_port = f.http_port;
+  o.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.timeout_ms));
+  o.min_seq = f.min_seq;
+  o.format = *format;
+  o.interactive = f.execute.empty() && ::isatty(STDIN_FILENO) != 0;
+  SqlSession session(o, *key);
+  session.Begin();
+  const int code =
+      f.execute.empty() ? RunShell(session, *director) : RunOnce(session, f, std::move(params));
+  session.End();
+  return code;
 }
 
 }  // namespace
@@ -208,23 +178,34 @@ int RunSql(const SqlFlags& f) {
 void AddSqlCommand(CLI::App& app) {
   auto f = std::make_shared<SqlFlags>();
   auto* cmd = app.add_subcommand(
-      "sql", "SQL on the replicated database: SELECT to the read port, writes to the write port");
+      "sql",
+      "SQL on the replicated database: writes sequenced by the director, reads from a replica");
   cmd->add_option("--director", f->director,
                   "director host (HOST:WRITE_PORT[,SQL_PORT] is still accepted)")
       ->type_name("HOST")
       ->capture_default_str();
-  cmd->add_option("--write-port", f->write_port, "the director's write_port (default 7300)")
+  cmd->add_option("--write-port", f->write_port,
+                  "the director's write_port (default 7300): writes, and reads through its relay")
       ->type_name("PORT");
-  cmd->add_option("--sql-port", f->sql_port, "the director's sql_port (default 7301)")
-      ->type_name("PORT");
+  cmd->add_option("--http-port", f->http_port,
+                  "the director's http_port, asked why when the write port refuses")
+      ->type_name("PORT")
+      ->capture_default_str();
   AddKeyOptions(cmd, &f->key_file, &f->insecure);
   cmd->add_option("-e,--execute", f->execute, "run these ';'-separated statements and exit")
       ->type_name("SQL");
+  cmd->add_option("-p,--param", f->params,
+                  "a parameter of the -e statement, in order: 42, 1.5, null, @FILE (a BLOB), "
+                  "int:V, real:V, text:V, hex:HEX, @@TEXT (docs/sql_cli.md)")
+      ->type_name("VALUE");
+  cmd->add_option("--format", f->format, "output: table, csv (RFC 4180) or json")
+      ->type_name("FORMAT")
+      ->capture_default_str();
   cmd->add_option("--min-seq", f->min_seq,
                   "read only from replicas that applied this seq (read-your-writes)")
       ->type_name("SEQ");
-  AddMillisOption(cmd, "--timeout-ms", &f->timeout_ms, "write timeout");
-  AddMillisOption(cmd, "--read-timeout-ms", &f->read_timeout_ms, "read timeout (one retry)");
+  AddMillisOption(cmd, "--timeout-ms", &f->timeout_ms,
+                  "how long to wait for a write's answer, or for each page of a read");
   cmd->callback([f] { ExitCode() = RunSql(*f); });
 }
 
