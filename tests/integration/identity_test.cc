@@ -66,8 +66,8 @@ std::pair<int, std::string> RunSql(const std::string& dir, const std::string& di
                                    const std::string& key_file, const std::string& statement) {
   static int runs = 0;
   SpawnOptions so;
-  so.argv = {VSC_BINARY,  "sql",     "--director",        director, "--key-file",   key_file,
-             "--execute", statement, "--read-timeout-ms", "300",    "--timeout-ms", "3000"};
+  so.argv = {VSC_BINARY, "sql",       "--director", director,       "--key-file",
+             key_file,   "--execute", statement,    "--timeout-ms", "3000"};
   so.log_path = dir + "/sql-" + std::to_string(++runs) + ".out";
   auto proc = Subprocess::Spawn(so);
   if (!proc.ok()) return {-1, proc.status().ToString()};
@@ -160,7 +160,9 @@ TEST_F(IdentityTest, AnAgentWithTheWrongKeySaysSoAndTheDirectorCountsAndLogsIt) 
   EXPECT_TRUE(rs->running()) << "it should keep trying (the director's key may be the wrong one)";
 }
 
-TEST_F(IdentityTest, SqlWithTheWrongKeySaysSoForWritesAndNamesBothCausesForReads) {
+// Reads go over the write port too (the director relays them to a replica), so a wrong key is
+// named for both: the director answers the auth-failed frame before it closes.
+TEST_F(IdentityTest, SqlWithTheWrongKeySaysSoForWritesAndReads) {
   ASSERT_NO_FATAL_FAILURE(
       StartCluster([](bench::LocalClusterOptions& o) { o.replication = true; }));
   const std::string director = "127.0.0.1:" + std::to_string(cluster_->write_port()) + "," +
@@ -174,8 +176,7 @@ TEST_F(IdentityTest, SqlWithTheWrongKeySaysSoForWritesAndNamesBothCausesForReads
   auto [rcode, rout] =
       RunSql(work_dir_, director, wrong, "SELECT node FROM resources WHERE id = 1");
   EXPECT_EQ(rcode, 1) << rout;
-  EXPECT_NE(rout.find("either the cluster key is wrong"), npos) << rout;
-  EXPECT_NE(rout.find("or nothing serves there"), npos) << rout;
+  EXPECT_NE(rout.find("authentication failed: wrong cluster key?"), npos) << rout;
   // With the right key both work: the messages above are about the key.
   auto [ok_code, ok_out] =
       RunSql(work_dir_, director, cluster_->key_file(), "SELECT node FROM resources WHERE id = 1");
