@@ -92,7 +92,7 @@ asio::awaitable<ReadRelay::AttemptResult> ReadRelay::TryReplica(
   // Armed for the connect and the first page, then again for each page: a replica that goes
   // silent is cut off, a large answer that keeps coming is not.
   auto arm = [&timer, weak, this] {
-    timer.expires_after(options_.timeout);
+    timer.expires_after(options_.page_timeout);
     timer.async_wait([weak](const asio::error_code& ec) {
       if (ec) return;
       if (auto s = weak.lock()) {
@@ -130,8 +130,12 @@ asio::awaitable<ReadRelay::AttemptResult> ReadRelay::TryReplica(
     if (!next->has_value()) {
       auto [rec, n] = co_await socket->async_read_some(asio::buffer(buf), kTuple);
       if (rec) {
-        broken = "the replica closed the connection mid-answer (" + rec.message() +
-                 "; or no page within the read timeout)";
+        broken =
+            "the replica closed the connection mid-answer (" + rec.message() +
+            "; or sent no page within " +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::seconds>(options_.page_timeout).count()) +
+            " s)";
         break;
       }
       decoder.Feed(std::span<const uint8_t>(buf.data(), n));

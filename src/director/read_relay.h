@@ -7,8 +7,9 @@
 // holds the director to about one page, not the whole result.
 //
 // A replica that cannot answer before its first page (unreachable, "not yet applied", installing
-// a snapshot) is skipped for another, waiting for replication progress up to `timeout`; one that
-// fails after pages went out ends the answer with an error page saying the rows are incomplete.
+// a snapshot, silent for `page_timeout`) is skipped for another, waiting for replication
+// progress up to `timeout`; one that fails after pages went out ends the answer with an error
+// page saying the rows are incomplete.
 // No eligible replica within `timeout`: one error page naming why.
 //
 // Thread: the control thread (the Replicator's). Lifetime: owned by the Director, outlives the
@@ -30,8 +31,11 @@
 namespace vsc::director {
 
 struct ReadRelayOptions {
-  Duration timeout = std::chrono::seconds(2);  // for a replica to take the read; then per page
-  size_t max_queued_bytes = size_t{1} << 20;   // client backlog at which the relay pauses
+  Duration timeout = std::chrono::seconds(2);  // for a replica to take the read
+  // For each page once a replica took it: a replica builds its pages before it sends the first,
+  // so a large result's first page takes as long as its whole query.
+  Duration page_timeout = std::chrono::seconds(30);
+  size_t max_queued_bytes = size_t{1} << 20;  // client backlog at which the relay pauses
 };
 
 struct ReadRelayCounters {

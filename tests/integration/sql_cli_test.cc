@@ -114,13 +114,14 @@ class SqlCliTest : public ClusterTest {
     StartCluster([](bench::LocalClusterOptions& o) { o.replication = true; });
   }
   // The vsc sql command line (argv[0] is the binary).
-  std::vector<std::string> SqlArgv(uint16_t write_port) const {
+  std::vector<std::string> SqlArgv(uint16_t write_port,
+                                   const std::string& timeout_ms = "5000") const {
     return {VSC_BINARY,     "sql",
             "--key-file",   cluster_->key_file(),
             "--director",   "127.0.0.1",
             "--write-port", std::to_string(write_port),
             "--http-port",  std::to_string(cluster_->http_port()),
-            "--timeout-ms", "5000"};
+            "--timeout-ms", timeout_ms};
   }
   // Runs argv with stdout and stderr in one file (stdin from `stdin_path` when given).
   std::pair<int, std::string> Run(std::vector<std::string> argv, const std::string& name,
@@ -218,7 +219,8 @@ TEST_F(SqlCliTest, AResultOfManyPagesStreamsInBoundedMemory) {
   ASSERT_NO_FATAL_FAILURE(StartReplicated());
   // 20,000 resources x 8 with 200 bytes of padding each: about 35 MB of CSV, over a hundred of
   // the replica's 256 KiB pages, relayed by the director as they come.
-  std::vector<std::string> argv = SqlArgv(cluster_->write_port());
+  // The replica builds its pages before it sends the first: under load that takes seconds.
+  std::vector<std::string> argv = SqlArgv(cluster_->write_port(), "30000");
   argv.insert(argv.end(),
               {"--format", "csv", "-e",
                "WITH RECURSIVE k(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM k WHERE x < 8) "
@@ -234,9 +236,9 @@ TEST_F(SqlCliTest, AResultOfManyPagesStreamsInBoundedMemory) {
   EXPECT_EQ(rows, 8 * static_cast<long>(kRecords)) << o;
   EXPECT_EQ(ids, static_cast<long>(kRecords)) << o;
   EXPECT_GT(bytes, 30L << 20) << o;
-  // Holding the result would take more than its size; streaming, vsc sql stays near its
-  // baseline (about 16 MB here).
-  EXPECT_LT(rss * 1024, bytes / 2) << "vsc sql held the result in memory: " << o;
+  // Holding the result takes three times its size (99 MB when the pages were kept, a break
+  // check); streaming, vsc sql stays near its baseline (about 16 MB).
+  EXPECT_LT(rss * 1024, bytes) << "vsc sql held the result in memory: " << o;
 }
 
 TEST_F(SqlCliTest, TheShellTakesDotCommandsFromAPipeAndQuitEndsIt) {
