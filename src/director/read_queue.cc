@@ -4,6 +4,16 @@
 
 namespace vsc::director {
 
+proto::Message DirectorReadRefusal(uint64_t request_id, const std::string& error) {
+  proto::Message m;
+  proto::ReadResponse* r = m.mutable_read_response();
+  r->set_request_id(request_id);
+  r->set_ok(false);
+  r->set_error(error);
+  r->set_replica_id("director");
+  return m;
+}
+
 std::optional<size_t> PickReplica(std::span<const ReadCandidate> candidates, uint64_t min_seq) {
   std::optional<size_t> best;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -16,8 +26,7 @@ std::optional<size_t> PickReplica(std::span<const ReadCandidate> candidates, uin
 
 Status ReadQueue::Push(QueuedRead read) {
   if (reads_.size() >= capacity_) {
-    return ResourceExhausted("overloaded: request queue full (" + std::to_string(capacity_) +
-                             ")");
+    return ResourceExhausted("overloaded: request queue full (" + std::to_string(capacity_) + ")");
   }
   reads_.push_back(std::move(read));
   return Status::Ok();

@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "proto/control.pb.h"
 
 namespace vsc::director {
 
@@ -34,6 +35,10 @@ struct ReadCandidate {
 // Index of the eligible candidate with applied_seq >= min_seq and the lowest load (ties: the
 // lowest index, so the result is deterministic), or nullopt.
 std::optional<size_t> PickReplica(std::span<const ReadCandidate> candidates, uint64_t min_seq);
+
+// What the director answers itself to a read it cannot serve (queue full, timeout, no replica):
+// ReadResponse{ok=false, error, replica_id "director"}, to be sealed by "director".
+proto::Message DirectorReadRefusal(uint64_t request_id, const std::string& error);
 
 struct QueuedRead {
   std::vector<uint8_t> datagram;  // the client's envelope, forwarded unchanged

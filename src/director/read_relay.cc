@@ -37,13 +37,7 @@ ReadRelay::ReadRelay(asio::io_context& io, const proto::ClusterKey& key, const C
 
 void ReadRelay::AnswerError(Outbox& out, uint64_t request_id, const std::string& error) {
   counters_.failed.Add();
-  proto::Message m;
-  proto::ReadResponse* r = m.mutable_read_response();
-  r->set_request_id(request_id);
-  r->set_ok(false);
-  r->set_error(error);
-  r->set_replica_id("director");
-  auto sealed = codec_.TrySeal("director", counter_.Next(), m);
+  auto sealed = codec_.TrySeal("director", counter_.Next(), DirectorReadRefusal(request_id, error));
   if (!sealed.ok()) return;
   std::vector<uint8_t> frame;
   proto::AppendFrame(frame, *sealed);

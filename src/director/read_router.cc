@@ -142,13 +142,7 @@ bool ReadRouter::Route(std::span<const uint8_t> datagram, const sockaddr_in& cli
 }
 
 void ReadRouter::Answer(const sockaddr_in& client, uint64_t request_id, const std::string& error) {
-  proto::Message m;
-  proto::ReadResponse* r = m.mutable_read_response();
-  r->set_request_id(request_id);
-  r->set_ok(false);
-  r->set_error(error);
-  r->set_replica_id("director");
-  auto sealed = codec_.TrySeal("director", counter_.Next(), m);
+  auto sealed = codec_.TrySeal("director", counter_.Next(), DirectorReadRefusal(request_id, error));
   if (!sealed.ok()) return;
   asio::error_code ec;
   socket_->send_to(asio::buffer(*sealed), net::ToUdpEndpoint(client), 0, ec);
