@@ -228,6 +228,12 @@ struct SchemaMirror::Impl {
     if (sqlite3_stmt_isexplain(raw) != 0) return StatementKind::kRead;
     const bool readonly = sqlite3_stmt_readonly(raw) != 0;
     if (readonly && !seen.ddl) return StatementKind::kRead;
+    if (sqlite3_column_count(raw) > 0) {  // a write that returns rows: RETURNING
+      return InvalidArgument(std::string(kPrefix) +
+                             "RETURNING is not supported: the rows it returns would have to come "
+                             "back from the replicas; use last_insert_id and rows_affected of the "
+                             "answer, or read the rows after the write (min_seq)");
+    }
     std::string function = seen.function;
     if (function.empty() && seen.ddl) {
       const std::string lower = Lower(st.sql);

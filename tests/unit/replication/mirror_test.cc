@@ -88,6 +88,11 @@ TEST_F(MirrorTest, RefusesEachCategoryWithItsMessage) {
             "statement refused: temporary tables, view");
   EXPECT_EQ(Refusal("CREATE VIRTUAL TABLE x USING fts5(a)").substr(0, 33),
             "statement refused: virtual tables");
+  for (const char* sql : {"INSERT INTO t(name) VALUES('a') RETURNING id",
+                          "UPDATE t SET name = 'b' RETURNING *", "DELETE FROM t RETURNING name"}) {
+    EXPECT_EQ(Refusal(sql).substr(0, 50), "statement refused: RETURNING is not supported: the ")
+        << sql;
+  }
   EXPECT_EQ(Refusal("CREATE TABLE _vsc_mine(a)"),
             "statement refused: '_vsc_mine': names starting with _vsc_ are reserved for the "
             "cluster's own state; choose another name");
