@@ -1,9 +1,8 @@
 #include "realserver/agent.h"
 
-#include <asio/experimental/as_tuple.hpp>
-
 #include <spdlog/spdlog.h>
 
+#include <asio/experimental/as_tuple.hpp>
 #include <future>
 
 #include "proto/frame.h"
@@ -12,8 +11,8 @@
 namespace vsc::realserver {
 namespace {
 
-using asio::experimental::as_tuple;
 using asio::use_awaitable;
+using asio::experimental::as_tuple;
 using namespace std::chrono_literals;
 
 // Frames written per async_write: enough to batch a burst of acks, small enough not to hold
@@ -93,7 +92,8 @@ asio::awaitable<void> Agent::Writer(Agent* self, std::shared_ptr<Session> s) {
       out.insert(out.end(), s->queue.front().begin(), s->queue.front().end());
       s->queue.pop_front();
     }
-    auto [ec, n] = co_await asio::async_write(*s->socket, asio::buffer(out), as_tuple(use_awaitable));
+    auto [ec, n] =
+        co_await asio::async_write(*s->socket, asio::buffer(out), as_tuple(use_awaitable));
     (void)n;
     if (ec) break;
   }
@@ -173,6 +173,7 @@ struct Agent::Attempt {
   proto::ReplayGuard replay{1};
   int exit_code = 0;
   std::string exit_reason;
+  bool handshake_timed_out = false;  // the handshake deadline closed the socket
 };
 
 void Agent::Problem(std::string_view kind, const std::string& text) {
@@ -269,7 +270,15 @@ asio::awaitable<void> Agent::Register(Agent* self, Attempt& a) {
   }
   asio::error_code ignore;
   a.socket->set_option(asio::ip::tcp::no_delay(true), ignore);
+  deadline.expires_after(self->options_.handshake_timeout);
+  deadline.async_wait([raw, &a](const asio::error_code& ec) {
+    if (ec) return;
+    a.handshake_timed_out = true;
+    asio::error_code ignore_close;
+    raw->close(ignore_close);
+  });
   co_await Handshake(self, a);
+  deadline.cancel();
 }
 
 asio::awaitable<std::optional<std::vector<uint8_t>>> Agent::HandshakeFrame(
@@ -277,8 +286,11 @@ asio::awaitable<std::optional<std::vector<uint8_t>>> Agent::HandshakeFrame(
   const std::string& at = self->director_text_;
   auto frame = co_await ReadFrame(*a.socket, a.decoder, a.buf);
   if (!frame.ok()) {
-    self->Problem("handshake", "the director at " + at + " " + missing + ": " +
-                                   frame.status().message() + "; retrying");
+    const std::string why =
+        a.handshake_timed_out
+            ? "within " + std::to_string(self->options_.handshake_timeout.count()) + " ms"
+            : frame.status().message();
+    self->Problem("handshake", "the director at " + at + " " + missing + ": " + why + "; retrying");
     co_return std::nullopt;
   }
   if (proto::IsAuthFailed(*frame)) {
@@ -480,9 +492,7 @@ void Agent::Stop() {
   if (stopping_.exchange(true)) return;
   auto done = std::make_shared<std::promise<void>>();
   auto fut = done->get_future();
-  asio::post(io_, [this, done] {
-    LeaveOnLoop([done] { done->set_value(); });
-  });
+  asio::post(io_, [this, done] { LeaveOnLoop([done] { done->set_value(); }); });
   fut.wait_for(std::chrono::seconds(2));
 }
 

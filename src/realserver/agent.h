@@ -54,6 +54,9 @@ struct AgentOptions {
   uint64_t incarnation = 0;
   std::vector<proto::Endpoint> endpoints;
   std::vector<std::string> capabilities;
+  // From the connect to the director's RegisterAck at most: a director that accepts and never
+  // sends its challenge, or never answers the registration, is left and tried again.
+  std::chrono::milliseconds handshake_timeout{5000};
 
   // Replication (each optional). Called on the agent's thread.
   std::function<ReplicaPosition()> position;  // for Register and heartbeats
@@ -69,8 +72,8 @@ struct AgentOptions {
 };
 
 struct AgentCounters {
-  Counter registrations;   // accepted RegisterAcks
-  Counter refusals;        // refused registrations
+  Counter registrations;  // accepted RegisterAcks
+  Counter refusals;       // refused registrations
   Counter connect_failures;
   Counter sessions_lost;
   Counter heartbeats_sent;

@@ -140,6 +140,21 @@ TEST(AgentTest, StopWhileWaitingToRetryEndsTheAgentWithoutAnotherAttempt) {
   EXPECT_EQ(failures.Get(), at_stop) << "it tried again after Stop";
 }
 
+TEST(AgentTest, ADirectorThatNeverSendsItsChallengeIsLeftAfterTheHandshakeTimeout) {
+  BareListener silent(0);  // takes connections, never sends the challenge
+  constexpr auto kHandshake = std::chrono::milliseconds(300);
+  AgentProcess agent(kWall, silent.port(), /*hold_loop=*/true, kHandshake);
+  auto first = silent.Accept(std::chrono::milliseconds(5000));
+  ASSERT_TRUE(first.has_value()) << "the agent did not connect";
+  net::testing::SetRecvTimeout(first->fd.get(), std::chrono::milliseconds(5000));
+  EXPECT_EQ(net::testing::RecvUntilClosed(first->fd.get(), /*reset_is_close=*/true), std::string())
+      << "the agent held the silent connection past its handshake timeout";
+  RealClock clock;
+  EXPECT_GE(clock.Now() - first->at, kHandshake);
+  auto second = silent.Accept(std::chrono::milliseconds(5000));
+  EXPECT_TRUE(second.has_value()) << "the agent did not try again";
+}
+
 TEST(AgentTest, StopDuringTheHandshakeClosesItsConnection) {
   BareListener silent(0);  // takes the connection, never sends the challenge
   AgentProcess agent(kWall, silent.port(), /*hold_loop=*/false);

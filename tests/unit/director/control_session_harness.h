@@ -151,8 +151,11 @@ class Director {
 // a test sees that Stop() left no coroutine, timer or socket waiting behind it.
 class AgentProcess {
  public:
-  AgentProcess(int64_t wall, uint16_t control_port, bool hold_loop = true) : clock_(wall) {
+  AgentProcess(int64_t wall, uint16_t control_port, bool hold_loop = true,
+               std::chrono::milliseconds handshake_timeout = std::chrono::milliseconds(5000))
+      : clock_(wall) {
     realserver::AgentOptions o;
+    o.handshake_timeout = handshake_timeout;
     o.id = "rs1";
     o.director = asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), control_port);
     o.incarnation = static_cast<uint64_t>(wall);
