@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "common/base64.h"
+
 namespace vsc::director {
 namespace {
 
@@ -81,30 +83,6 @@ void AppendJsonDouble(std::string& out, double d) {
   char buf[32];
   auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), d);
   out.append(buf, p);
-}
-
-std::string Base64(std::string_view bytes) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const uint32_t n =
-        (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(kAlphabet[(n >> 6) & 63]);
-    out.push_back(kAlphabet[n & 63]);
-  }
-  if (i < bytes.size()) {
-    uint32_t n = uint8_t(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= uint8_t(bytes[i + 1]) << 8;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
 }
 
 std::string WriteResultJson(const WriteOutcome& w, bool associative, std::optional<double> time_s) {
@@ -201,7 +179,7 @@ void RowsEncoder::AppendValue(const proto::SqlValue& v) {
         }
         rows_.push_back(']');
       } else {
-        AppendJsonString(rows_, Base64(v.blob()));
+        AppendJsonString(rows_, Base64Encode(v.blob()));
       }
       break;
     default:

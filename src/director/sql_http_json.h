@@ -18,7 +18,6 @@ namespace vsc::director {
 
 void AppendJsonString(std::string& out, std::string_view s);
 void AppendJsonDouble(std::string& out, double d);  // shortest round trip; NaN/Inf → null
-std::string Base64(std::string_view bytes);
 
 struct WriteOutcome {
   std::string error;  // non-empty: {"error": ...}

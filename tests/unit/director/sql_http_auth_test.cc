@@ -4,13 +4,14 @@
 
 #include <vector>
 
+#include "common/base64.h"
 #include "director/sql_http_json.h"
 
 namespace vsc::director {
 namespace {
 
 std::string Basic(const std::string& user, const std::string& password) {
-  return "Basic " + Base64(user + ":" + password);
+  return "Basic " + Base64Encode(user + ":" + password);
 }
 
 TEST(HttpUsersTest, PermissionsFollowRqlitesUsersFile) {
@@ -43,9 +44,9 @@ TEST(HttpUsersTest, ABadFileSaysWhatIsWrong) {
 }
 
 TEST(HttpUsersTest, Base64DecodeInvertsBase64) {
-  for (const std::string& s : std::vector<std::string>
-       {"", "f", "fo", "foo", "foob", "fooba", "foobar", std::string("\0\xff", 2)}) {
-    auto back = Base64Decode(Base64(s));
+  for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba",
+                                                       "foobar", std::string("\0\xff", 2)}) {
+    auto back = Base64Decode(Base64Encode(s));
     ASSERT_TRUE(back.has_value()) << s;
     EXPECT_EQ(*back, s);
   }
