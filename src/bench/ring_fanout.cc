@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <latch>
 #include <thread>
 #include <vector>
 
@@ -111,7 +112,7 @@ void Drain(Shard& shard, Subscriber& s, const Clock& clock) {
 
 // One epoll thread: subscribes its share, counts itself ready, then reads until `stop`.
 void ShardLoop(const ring::Ring& table, const FanoutOptions& o, int index, const Clock& clock,
-               std::atomic<int>& ready, const std::atomic<bool>& stop, Shard& shard) {
+               std::latch& ready, const std::atomic<bool>& stop, Shard& shard) {
   UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
   shard.subs.reserve(static_cast<size_t>(o.subscribers / o.threads + 1));
   for (int i = index; i < o.subscribers; i += o.threads) {
@@ -126,7 +127,7 @@ void ShardLoop(const ring::Ring& table, const FanoutOptions& o, int index, const
     ev.data.u64 = shard.subs.size() - 1;
     ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.fd.get(), &ev);
   }
-  ++ready;
+  ready.count_down();
   epoll_event events[256];
   while (!stop) {
     const int n = ::epoll_wait(ep.get(), events, 256, 20);
@@ -177,7 +178,7 @@ Result<nlohmann::json> RunFanout(const client::RingClientOptions& ring, const Fa
   log("ring bench: fan-out, " + std::to_string(o.subscribers) + " subscribers over " +
       std::to_string(o.groups) + " groups and " + std::to_string(table->size()) + " nodes");
   std::vector<Shard> shards(o.threads);
-  std::atomic<int> ready{0};
+  std::latch ready(o.threads);
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (int t = 0; t < o.threads; ++t) {
@@ -185,7 +186,7 @@ Result<nlohmann::json> RunFanout(const client::RingClientOptions& ring, const Fa
                          std::ref(ready), std::cref(stop), std::ref(shards[t]));
   }
   const TimePoint connect_start = clock.Now();
-  while (ready < o.threads) std::this_thread::sleep_for(5ms);  // bounded by the connect timeouts
+  ready.wait();  // every shard counts down once its subscribes succeeded or failed
   const double connect_s = ToSeconds(clock.Now() - connect_start);
   // The talkers, as many as the epoll threads: a publish waits for its copies (a few ms under
   // load), so one talker alone could not keep one publish per group per second.
