@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "proto/envelope.h"
@@ -250,69 +251,115 @@ proto::ReadResponse SqlReader::Run(const proto::ReadRequest& req, const std::str
   return builder.Finish();
 }
 
-void SqlReader::RunPaged(const proto::ReadRequest& req, const std::string& replica_id,
-                         const PageLimits& limits, const PageSink& emit) {
-  Prepared p = Begin(req, replica_id);
-  if (p.error) return emit(std::move(*p.error));
-  const uint64_t max_rows = req.max_rows() ? std::min(req.max_rows(), limits.max_rows)
-                                           : limits.max_rows;
-  const uint64_t max_bytes = req.max_bytes() ? std::min(req.max_bytes(), limits.max_bytes)
-                                             : limits.max_bytes;
-  auto page = [&] {
-    proto::ReadResponse r;
-    r.set_request_id(req.request_id());
-    r.set_ok(true);
-    r.set_applied_seq(p.seq);
-    r.set_replica_id(replica_id);
-    return r;
-  };
-  proto::ReadResponse current = page();
-  for (std::string& c : ColumnNames(p)) current.add_columns(std::move(c));
-  for (int c = 0; c < p.columns; ++c) {
-    const char* decl = sqlite3_column_decltype(p.st->handle(), c);
-    current.add_decltypes(Utf8OrEscaped(decl != nullptr ? decl : ""));
-    const char* table = sqlite3_column_table_name(p.st->handle(), c);
-    current.add_tables(Utf8OrEscaped(table != nullptr ? table : ""));
+// The pages of one query, made one per Next() from the statement Begin prepared.
+class SqlReader::QueryPages : public PageSource {
+ public:
+  QueryPages(SqlReader& reader, const proto::ReadRequest& req, const std::string& replica_id,
+             const PageLimits& limits)
+      : reader_(reader),
+        p_(reader.Begin(req, replica_id)),
+        request_id_(req.request_id()),
+        replica_id_(replica_id),
+        page_bytes_(limits.page_bytes),
+        max_rows_(req.max_rows() ? std::min(req.max_rows(), limits.max_rows) : limits.max_rows),
+        max_bytes_(req.max_bytes() ? std::min(req.max_bytes(), limits.max_bytes)
+                                   : limits.max_bytes) {}
+  ~QueryPages() override {
+    if (!done_) reader_.Finish(p_);
   }
-  size_t page_bytes = 0;
-  uint64_t rows = 0, bytes = 0;
-  for (;;) {
-    proto::SqlRow r;
-    auto row = StepRow(p, r);
-    std::string error;
-    if (!row.ok()) error = row.status().message();
-    if (row.ok() && *row) {
-      const size_t n = r.ByteSizeLong() + 8;
-      ++rows;
-      bytes += n;
-      if (rows > max_rows || bytes > max_bytes) {
-        error = "result too large: more than " +
-                (rows > max_rows ? std::to_string(max_rows) + " rows"
-                                 : std::to_string(max_bytes) + " bytes") +
-                " (the configured cap); narrow the query, page it with LIMIT/OFFSET, or raise "
-                "max_result_rows / max_result_bytes";
-      } else if (n > kMaxRowBytes) {
-        error = "a row of " + std::to_string(n) + " bytes is larger than one page can carry (" +
-                std::to_string(kMaxRowBytes) + " bytes); select fewer or smaller columns";
+
+  std::optional<proto::ReadResponse> Next() override {
+    if (done_) return std::nullopt;
+    if (p_.error) {
+      done_ = true;
+      return std::move(*p_.error);
+    }
+    proto::ReadResponse current = Page();
+    if (first_) AddHeader(current);
+    first_ = false;
+    size_t page_bytes = 0;
+    if (carry_) {
+      page_bytes += carry_->ByteSizeLong() + 8;
+      *current.add_rows() = std::move(*carry_);
+      carry_.reset();
+    }
+    for (;;) {
+      proto::SqlRow r;
+      auto row = reader_.StepRow(p_, r);
+      const size_t n = row.ok() && *row ? r.ByteSizeLong() + 8 : 0;
+      std::string error = row.ok() ? CapError(n) : row.status().message();
+      if (!error.empty() || !*row) {
+        reader_.Finish(p_);
+        done_ = true;
+        if (error.empty()) return current;
+        return ReadResponseBuilder::Error(request_id_, p_.seq, replica_id_, Utf8OrEscaped(error));
       }
+      if (page_bytes + n > page_bytes_) {  // this row opens the next page
+        carry_ = std::move(r);
+        current.set_more(true);
+        return current;
+      }
+      page_bytes += n;
+      *current.add_rows() = std::move(r);
     }
-    if (!error.empty()) {
-      Finish(p);
-      return emit(ReadResponseBuilder::Error(req.request_id(), p.seq, replica_id,
-                                             Utf8OrEscaped(error)));
-    }
-    if (!*row) break;
-    if (page_bytes + r.ByteSizeLong() + 8 > limits.page_bytes) {
-      current.set_more(true);
-      emit(std::move(current));
-      current = page();
-      page_bytes = 0;
-    }
-    page_bytes += r.ByteSizeLong() + 8;
-    *current.add_rows() = std::move(r);
   }
-  Finish(p);
-  emit(std::move(current));
+
+ private:
+  proto::ReadResponse Page() const {
+    proto::ReadResponse r;
+    r.set_request_id(request_id_);
+    r.set_ok(true);
+    r.set_applied_seq(p_.seq);
+    r.set_replica_id(replica_id_);
+    return r;
+  }
+
+  void AddHeader(proto::ReadResponse& page) {
+    for (std::string& c : reader_.ColumnNames(p_)) page.add_columns(std::move(c));
+    for (int c = 0; c < p_.columns; ++c) {
+      const char* decl = sqlite3_column_decltype(p_.st->handle(), c);
+      page.add_decltypes(Utf8OrEscaped(decl != nullptr ? decl : ""));
+      const char* table = sqlite3_column_table_name(p_.st->handle(), c);
+      page.add_tables(Utf8OrEscaped(table != nullptr ? table : ""));
+    }
+  }
+
+  // Counts a row of `n` bytes (0: no row) against the caps; the error when it breaks one.
+  std::string CapError(size_t n) {
+    if (n == 0) return {};
+    ++rows_;
+    bytes_ += n;
+    if (rows_ > max_rows_ || bytes_ > max_bytes_) {
+      return "result too large: more than " +
+             (rows_ > max_rows_ ? std::to_string(max_rows_) + " rows"
+                                : std::to_string(max_bytes_) + " bytes") +
+             " (the configured cap); narrow the query, page it with LIMIT/OFFSET, or raise "
+             "max_result_rows / max_result_bytes";
+    }
+    if (n > kMaxRowBytes) {
+      return "a row of " + std::to_string(n) + " bytes is larger than one page can carry (" +
+             std::to_string(kMaxRowBytes) + " bytes); select fewer or smaller columns";
+    }
+    return {};
+  }
+
+  SqlReader& reader_;
+  Prepared p_;
+  const uint64_t request_id_;
+  const std::string replica_id_;
+  const size_t page_bytes_;
+  const uint64_t max_rows_;
+  const uint64_t max_bytes_;
+  uint64_t rows_ = 0, bytes_ = 0;
+  std::optional<proto::SqlRow> carry_;  // a row that did not fit the page before
+  bool first_ = true;                   // the first page also carries the column header
+  bool done_ = false;
+};
+
+std::unique_ptr<PageSource> SqlReader::Paged(const proto::ReadRequest& req,
+                                             const std::string& replica_id,
+                                             const PageLimits& limits) {
+  return std::make_unique<QueryPages>(*this, req, replica_id, limits);
 }
 
 }  // namespace vsc::realserver

@@ -12,13 +12,13 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "common/status.h"
 #include "common/utf8.h"
 #include "proto/control.pb.h"
+#include "realserver/page_source.h"
 #include "realserver/read_response_builder.h"
 #include "store/database.h"
 
@@ -45,18 +45,19 @@ class SqlReader {
                           size_t sender_bytes);
 
   // The TCP read path: the answer in pages of at most `page_bytes` of rows each (more=true on
-  // all but the last), handed to `emit` in order while the query runs in one read transaction
-  // (so every page is of the same snapshot). The request's max_rows / max_bytes (capped by
-  // `limits`) bound the whole answer: past them the last page is an ok=false error naming the
-  // cap, and the pages before it must be discarded by the receiver.
+  // all but the last), each made when the caller asks for it (PageSource::Next) while the query
+  // runs in one read transaction (so every page is of the same snapshot; the transaction ends
+  // with the last page or when the source is destroyed). The request's max_rows / max_bytes
+  // (capped by `limits`) bound the whole answer: past them the last page is an ok=false error
+  // naming the cap, and the pages before it must be discarded by the receiver. The source
+  // borrows this reader: destroy it first, and run nothing else on the reader meanwhile.
   struct PageLimits {
     size_t page_bytes = 256 * 1024;
     uint64_t max_rows = 10'000'000;
     uint64_t max_bytes = uint64_t{256} << 20;
   };
-  using PageSink = std::function<void(proto::ReadResponse)>;
-  void RunPaged(const proto::ReadRequest& request, const std::string& replica_id,
-                const PageLimits& limits, const PageSink& emit);
+  std::unique_ptr<PageSource> Paged(const proto::ReadRequest& request,
+                                    const std::string& replica_id, const PageLimits& limits);
 
   // The replica's applied_seq as the database holds it now (0 before the first entry).
   Result<uint64_t> AppliedSeq();
@@ -64,6 +65,7 @@ class SqlReader {
  private:
   struct Impl;
   struct Prepared;
+  class QueryPages;
   Prepared Begin(const proto::ReadRequest& request, const std::string& replica_id);
   Result<bool> StepRow(Prepared& p, proto::SqlRow& row);
   std::vector<std::string> ColumnNames(Prepared& p);

@@ -17,7 +17,23 @@ namespace {
 // A backup travels in pages of this much of the file (well under one envelope).
 constexpr size_t kBackupChunkBytes = size_t{1} << 20;
 
+constexpr const char* kInstalling =
+    "replica is installing a snapshot; retry in a moment or read from another replica";
+
+std::unique_ptr<PageSource> ErrorPage(const proto::ReadRequest& req, const std::string& replica,
+                                      const std::string& message) {
+  return std::make_unique<SinglePage>(
+      ReadResponseBuilder::Error(req.request_id(), 0, replica, message));
+}
+
 }  // namespace
+
+struct SqlService::TcpSessionState {
+  explicit TcpSessionState(asio::ip::tcp::socket s) : socket(std::move(s)) {}
+  asio::ip::tcp::socket socket;
+  std::unique_ptr<SqlReader> reader;   // the query's read connection, while it runs
+  std::unique_ptr<PageSource> source;  // the answer in progress (borrows `reader`)
+};
 
 SqlService::SqlService(asio::io_context& io, std::string replica_id, const proto::ClusterKey& key,
                        std::vector<uint32_t> trusted_forwarders, std::string db_path,
@@ -38,7 +54,8 @@ Status SqlService::Start(const asio::ip::address_v4& address, uint16_t port, uin
   auto tcp = net::TcpListener::Listen(io_, {address, tcp_port}, /*reuse_port=*/true);
   if (!tcp.ok()) return tcp.status().Annotate("SQL TCP read port");
   tcp_ = std::move(tcp).value();
-  udp_->Start([this](std::span<net::Datagram> in, net::SendBatch& out) { HandleDatagrams(in, out); });
+  udp_->Start(
+      [this](std::span<net::Datagram> in, net::SendBatch& out) { HandleDatagrams(in, out); });
   tcp_->Start([this](asio::ip::tcp::socket socket) {
     if (stopping_) return;
     asio::error_code ignore;
@@ -53,53 +70,97 @@ void SqlService::Stop() {
   if (udp_) udp_->Stop();
   if (tcp_) tcp_->Stop();
   asio::error_code ignore;
-  for (const auto& s : tcp_sessions_) s->close(ignore);
+  for (const auto& s : tcp_sessions_) s->socket.close(ignore);
 }
 
-std::vector<uint8_t> SqlService::AnswerPaged(const proto::ReadRequest& req) {
-  std::vector<uint8_t> out;
-  auto emit = [&](proto::ReadResponse page) {
-    if (!page.ok()) {
-      counters_.refused.Add();
-      out.clear();  // the pages before an error are of no use to the reader
-    }
-    proto::Message m;
-    *m.mutable_read_response() = std::move(page);
-    auto sealed = codec_.TrySeal(replica_id_, counter_.Next(), m);
-    if (!sealed.ok()) {
-      proto::Message e;
-      *e.mutable_read_response() = ReadResponseBuilder::Error(
-          req.request_id(), m.read_response().applied_seq(), replica_id_,
-          "internal error: a page could not be sealed: " + sealed.status().message());
-      out.clear();
-      sealed = codec_.TrySeal(replica_id_, counter_.Next(), e);
-      if (!sealed.ok()) return;
-    }
-    proto::AppendFrame(out, *sealed);
-  };
-  if (reader_ && req.backup()) {
-    BackupPages(db_path_, req, replica_id_, kBackupChunkBytes, SqlReader::PageLimits{}.max_bytes,
-                emit);
-  } else if (reader_) {
-    reader_->RunPaged(req, replica_id_, SqlReader::PageLimits{}, emit);
-  } else {
-    emit(ReadResponseBuilder::Error(
-        req.request_id(), 0, replica_id_,
-        "replica is installing a snapshot; retry in a moment or read from another replica"));
-  }
+void SqlService::OpenAnswer(TcpSessionState& session, const proto::ReadRequest& req) {
   counters_.requests.Add();
+  if (!reader_) {
+    session.source = ErrorPage(req, replica_id_, kInstalling);
+  } else if (req.backup()) {
+    session.source = BackupPages(db_path_, req, replica_id_, kBackupChunkBytes,
+                                 SqlReader::PageLimits{}.max_bytes);
+  } else {
+    if (!idle_tcp_readers_.empty()) {
+      session.reader = std::move(idle_tcp_readers_.back());
+      idle_tcp_readers_.pop_back();
+    } else if (auto opened = SqlReader::Open(db_path_); opened.ok()) {
+      session.reader = std::make_unique<SqlReader>(std::move(opened).value());
+    } else {
+      session.source = ErrorPage(
+          req, replica_id_,
+          "replica store error: cannot open a read connection: " + opened.status().message());
+      return;
+    }
+    session.source = session.reader->Paged(req, replica_id_, SqlReader::PageLimits{});
+  }
+}
+
+void SqlService::CloseAnswer(TcpSessionState& session) {
+  session.source.reset();  // before its reader
+  if (session.reader && reader_ && idle_tcp_readers_.size() < kIdleTcpReaders) {
+    idle_tcp_readers_.push_back(std::move(session.reader));
+  }
+  session.reader.reset();
+}
+
+std::vector<uint8_t> SqlService::SealPage(proto::ReadResponse page, bool* last) {
+  *last = !page.ok() || !page.more();
+  if (!page.ok()) counters_.refused.Add();
+  const uint64_t request_id = page.request_id();
+  const uint64_t seq = page.applied_seq();
+  proto::Message m;
+  *m.mutable_read_response() = std::move(page);
+  auto sealed = codec_.TrySeal(replica_id_, counter_.Next(), m);
+  if (!sealed.ok()) {
+    *last = true;
+    counters_.refused.Add();
+    proto::Message e;
+    *e.mutable_read_response() = ReadResponseBuilder::Error(
+        request_id, seq, replica_id_,
+        "internal error: a page could not be sealed: " + sealed.status().message());
+    sealed = codec_.TrySeal(replica_id_, counter_.Next(), e);
+    if (!sealed.ok()) return {};
+  }
+  std::vector<uint8_t> out;
+  proto::AppendFrame(out, *sealed);
   return out;
 }
 
+asio::awaitable<bool> SqlService::Answer(SqlService* self, std::shared_ptr<TcpSessionState> session,
+                                         const proto::ReadRequest& req) {
+  constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
+  self->OpenAnswer(*session, req);
+  bool last = false;
+  while (!last) {
+    // CloseReader (a snapshot install) took the source away while a page was being written.
+    std::optional<proto::ReadResponse> page =
+        session->source
+            ? session->source->Next()
+            : ReadResponseBuilder::Error(req.request_id(), 0, self->replica_id_, kInstalling);
+    if (!page) break;
+    self->counters_.tcp_pages.Add();
+    std::vector<uint8_t> out = self->SealPage(std::move(*page), &last);
+    if (out.empty()) break;
+    auto [ec, n] = co_await asio::async_write(session->socket, asio::buffer(out), kTuple);
+    if (ec) {
+      self->CloseAnswer(*session);
+      co_return false;
+    }
+  }
+  self->CloseAnswer(*session);
+  co_return true;
+}
+
 asio::awaitable<void> SqlService::TcpSession(SqlService* self, asio::ip::tcp::socket socket) {
-  auto shared = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
-  self->tcp_sessions_.insert(shared);
+  auto session = std::make_shared<TcpSessionState>(std::move(socket));
+  self->tcp_sessions_.insert(session);
   constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
   proto::FrameDecoder decoder(proto::kMaxEnvelopeBytes);
   std::vector<uint8_t> buf(64 * 1024);
   bool close = false;
   while (!close && !self->stopping_) {
-    auto [ec, n] = co_await shared->async_read_some(asio::buffer(buf), kTuple);
+    auto [ec, n] = co_await session->socket.async_read_some(asio::buffer(buf), kTuple);
     if (ec) break;
     decoder.Feed(std::span<const uint8_t>(buf.data(), n));
     for (;;) {
@@ -120,20 +181,25 @@ asio::awaitable<void> SqlService::TcpSession(SqlService* self, asio::ip::tcp::so
         close = true;  // never answered: the peer does not hold the cluster key
         break;
       }
-      std::vector<uint8_t> out = self->AnswerPaged(opened->message.read_request());
-      auto [wec, wn] = co_await asio::async_write(*shared, asio::buffer(out), kTuple);
-      if (wec) {
+      if (!co_await Answer(self, session, opened->message.read_request())) {
         close = true;
         break;
       }
     }
   }
   asio::error_code ignore;
-  shared->close(ignore);
-  self->tcp_sessions_.erase(shared);
+  session->socket.close(ignore);
+  self->tcp_sessions_.erase(session);
 }
 
-void SqlService::CloseReader() { reader_.reset(); }
+void SqlService::CloseReader() {
+  reader_.reset();
+  idle_tcp_readers_.clear();
+  for (const auto& session : tcp_sessions_) {
+    session->source.reset();  // the answer in progress ends with kInstalling
+    session->reader.reset();
+  }
+}
 
 Status SqlService::ReopenReader() {
   reader_.reset();
@@ -142,7 +208,6 @@ Status SqlService::ReopenReader() {
   reader_.emplace(std::move(r).value());
   return Status::Ok();
 }
-
 
 void SqlService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& out) {
   for (net::Datagram& d : in) {
@@ -176,9 +241,8 @@ void SqlService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& ou
     if (reader_) {
       *m.mutable_read_response() = reader_->Run(req, replica_id_, replica_id_.size());
     } else {
-      *m.mutable_read_response() = ReadResponseBuilder::Error(
-          req.request_id(), 0, replica_id_,
-          "replica is installing a snapshot; retry in a moment or read from another replica");
+      *m.mutable_read_response() =
+          ReadResponseBuilder::Error(req.request_id(), 0, replica_id_, kInstalling);
     }
     counters_.requests.Add();
     if (!m.read_response().ok()) counters_.refused.Add();

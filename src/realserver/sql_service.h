@@ -9,15 +9,18 @@
 // that are not authenticated ReadRequests are dropped (never answered: no reflection) and
 // counted.
 // The TCP read path ("sql-tcp", for the director's HTTP API): the same reads, any size, the
-// answer in pages (SqlReader::RunPaged) on the connection the request came on; the director is
-// the only client, authenticated by the same HMAC. A request with `backup` set is answered with a
-// consistent copy of the database file instead (BackupPages, for GET /db/backup).
+// answer in pages (SqlReader::Paged) on the connection the request came on, each page made once
+// the one before it is written (a slow reader holds one page here, not the answer); the director
+// is the only client, authenticated by the same HMAC. A request with `backup` set is answered
+// with a consistent copy of the database file instead (BackupPages, for GET /db/backup). A query
+// in progress holds a read connection of its own (kept for the next answer, up to
+// kIdleTcpReaders per worker), so it never blocks the datagram reads; a snapshot install
+// (CloseReader) ends the answers in progress with a "replica is installing a snapshot" page.
 //
 // Thread: one worker; every method on that worker's io_context (Start before it runs).
 #pragma once
 
 #include <asio.hpp>
-
 #include <memory>
 #include <optional>
 #include <set>
@@ -41,13 +44,15 @@ struct SqlCounters {
   Counter dropped_malformed;  // not an envelope, not a ReadRequest
   Counter dropped_unauthenticated;
   Counter dropped_untrusted;  // forward header from an address not allowed to forward
+  Counter tcp_pages;          // pages made on the TCP read path (each once the last is written)
 };
 
 class SqlService {
  public:
+  static constexpr size_t kIdleTcpReaders = 4;
+
   SqlService(asio::io_context& io, std::string replica_id, const proto::ClusterKey& key,
-             std::vector<uint32_t> trusted_forwarders, std::string db_path,
-             int64_t counter_start);
+             std::vector<uint32_t> trusted_forwarders, std::string db_path, int64_t counter_start);
 
   // Binds UDP on `port` and TCP on `tcp_port` (0 = any; the other workers pass the ports the
   // first one got) with SO_REUSEPORT. Reads are answered with an error until ReopenReader opens
@@ -65,10 +70,19 @@ class SqlService {
 
  private:
   void HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& out);
+  struct TcpSessionState;
   // "sql-tcp": length frames of sealed envelopes, a ReadRequest in, its pages out.
   static asio::awaitable<void> TcpSession(SqlService* self, asio::ip::tcp::socket socket);
-  // The sealed, framed pages answering one request (the query runs here, on the worker).
-  std::vector<uint8_t> AnswerPaged(const proto::ReadRequest& request);
+  // Writes the answer to one request, a page at a time. False when the connection failed.
+  static asio::awaitable<bool> Answer(SqlService* self, std::shared_ptr<TcpSessionState> session,
+                                      const proto::ReadRequest& request);
+  // Starts the answer: session.source (and session.reader for a query).
+  void OpenAnswer(TcpSessionState& session, const proto::ReadRequest& request);
+  // Ends it: the source is destroyed and the reader kept for the next answer.
+  void CloseAnswer(TcpSessionState& session);
+  // The framed, sealed page. `last`: the answer ends with it (a page that cannot be sealed is
+  // replaced by an error page, which ends it).
+  std::vector<uint8_t> SealPage(proto::ReadResponse page, bool* last);
 
   asio::io_context& io_;
   std::string replica_id_;
@@ -80,7 +94,8 @@ class SqlService {
   SqlCounters counters_;
   std::unique_ptr<net::UdpBatchSocket> udp_;
   std::unique_ptr<net::TcpListener> tcp_;
-  std::set<std::shared_ptr<asio::ip::tcp::socket>> tcp_sessions_;  // closed by Stop
+  std::vector<std::unique_ptr<SqlReader>> idle_tcp_readers_;  // at most kIdleTcpReaders
+  std::set<std::shared_ptr<TcpSessionState>> tcp_sessions_;   // closed by Stop
   bool stopping_ = false;
 };
 

@@ -8,6 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <optional>
 #include <thread>
 
 #include "client/sql_client.h"
@@ -75,7 +78,8 @@ class SqlServiceTest : public ::testing::Test {
     to.sin_family = AF_INET;
     to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     to.sin_port = htons(service_->port());
-    ::sendto(send_fd, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
+    ::sendto(send_fd, payload.data(), payload.size(), 0, reinterpret_cast<sockaddr*>(&to),
+             sizeof(to));
     pollfd p{listen_fd, POLLIN, 0};
     if (::poll(&p, 1, 300) <= 0) return {};
     std::vector<uint8_t> buf(65536);
@@ -178,48 +182,86 @@ class SqlTcpPathTest : public SqlServiceTest {
   void Fill(int rows) {
     auto db = store::Database::Open(path_);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db->Exec("CREATE TABLE big(id INTEGER PRIMARY KEY, s VARCHAR(20));"
-                         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < " +
-                         std::to_string(rows) + ") INSERT INTO big SELECT x, 'row ' || x FROM c;")
-                    .ok());
+    ASSERT_TRUE(
+        db->Exec("CREATE TABLE big(id INTEGER PRIMARY KEY, s VARCHAR(20));"
+                 "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < " +
+                 std::to_string(rows) + ") INSERT INTO big SELECT x, 'row ' || x FROM c;")
+            .ok());
   }
+
+  // One connection to the TCP read path, read a page at a time.
+  class Connection {
+   public:
+    // `rcvbuf` > 0 shrinks the receive buffer (a slow reader).
+    Connection(uint16_t port, const proto::ClusterKey& key, int rcvbuf = 0)
+        : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)), codec_(key), key_(key) {
+      if (rcvbuf > 0) ::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+      sockaddr_in to{};
+      to.sin_family = AF_INET;
+      to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      to.sin_port = htons(port);
+      EXPECT_EQ(::connect(fd_.get(), reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+      timeval tv{5, 0};
+      ::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    }
+    void Send(proto::ReadRequest req) {
+      proto::Message m;
+      *m.mutable_read_request() = std::move(req);
+      std::vector<uint8_t> frame;
+      proto::AppendFrame(frame, proto::Seal(key_, "director", ++counter_, m));
+      EXPECT_EQ(::send(fd_.get(), frame.data(), frame.size(), MSG_NOSIGNAL),
+                static_cast<ssize_t>(frame.size()));
+    }
+    // The next page; nullopt at a close, a timeout or a frame that does not open.
+    std::optional<proto::ReadResponse> Next() {
+      for (;;) {
+        auto next = decoder_.Next();
+        if (!next.ok()) return std::nullopt;
+        if (next->has_value()) {
+          auto opened = codec_.Open(**next);
+          EXPECT_TRUE(opened.ok());
+          if (!opened.ok()) return std::nullopt;
+          return opened->message.read_response();
+        }
+        const ssize_t n = ::recv(fd_.get(), buf_.data(), buf_.size(), 0);
+        if (n <= 0) return std::nullopt;
+        decoder_.Feed(std::span<const uint8_t>(buf_.data(), static_cast<size_t>(n)));
+      }
+    }
+    // The pages until the last (more=false) or the close.
+    std::vector<proto::ReadResponse> Rest() {
+      std::vector<proto::ReadResponse> pages;
+      while (auto page = Next()) {
+        pages.push_back(std::move(*page));
+        if (!pages.back().more()) break;
+      }
+      return pages;
+    }
+
+   private:
+    UniqueFd fd_;
+    proto::EnvelopeCodec codec_;
+    proto::ClusterKey key_;
+    proto::FrameDecoder decoder_{proto::kMaxEnvelopeBytes};
+    std::vector<uint8_t> buf_ = std::vector<uint8_t>(65536);
+    int64_t counter_ = 0;
+  };
 
   // Sends one request and collects the pages until the last (more=false) or the close.
   std::vector<proto::ReadResponse> Pages(const proto::ClusterKey& key, proto::ReadRequest req) {
-    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    to.sin_port = htons(service_->tcp_port());
-    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
-    timeval tv{5, 0};
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    proto::Message m;
-    *m.mutable_read_request() = std::move(req);
-    std::vector<uint8_t> frame;
-    proto::AppendFrame(frame, proto::Seal(key, "director", 1, m));
-    EXPECT_EQ(::send(fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(frame.size()));
-    proto::FrameDecoder decoder(proto::kMaxEnvelopeBytes);
-    proto::EnvelopeCodec codec(key);
-    std::vector<proto::ReadResponse> pages;
-    std::vector<uint8_t> buf(65536);
-    for (;;) {
-      auto next = decoder.Next();
-      if (!next.ok()) break;
-      if (next->has_value()) {
-        auto opened = codec.Open(**next);
-        EXPECT_TRUE(opened.ok());
-        if (!opened.ok()) break;
-        pages.push_back(opened->message.read_response());
-        if (!pages.back().more()) break;
-        continue;
-      }
-      const ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
-      if (n <= 0) break;
-      decoder.Feed(std::span<const uint8_t>(buf.data(), static_cast<size_t>(n)));
-    }
-    return pages;
+    Connection c(service_->tcp_port(), key);
+    c.Send(std::move(req));
+    return c.Rest();
+  }
+
+  // Runs `f` on the service's worker and waits for it.
+  void OnWorker(std::function<void()> f) {
+    std::promise<void> done;
+    asio::post(io_, [&] {
+      f();
+      done.set_value();
+    });
+    done.get_future().wait();
   }
 
   static proto::ReadRequest Req(const std::string& sql, uint64_t max_rows = 0) {
@@ -322,6 +364,59 @@ TEST_F(SqlTcpPathTest, ABackupIsTheDatabaseFileAtItsSeqInPages) {
        std::filesystem::directory_iterator(std::filesystem::path(path_).parent_path())) {
     if (e.path().string().find(".backup-") != std::string::npos) ADD_FAILURE() << e.path();
   }
+}
+
+// 60,000 rows of about 650 bytes: some 150 pages. A reader that takes the first page and then
+// stops reading holds the rest in the replica, unmade: only what the socket buffers take is made
+// ahead. Meanwhile the worker's datagram reads are answered (the query has its own connection).
+TEST_F(SqlTcpPathTest, ASlowReaderGetsPagesMadeAsItReadsThemNotTheWholeAnswerAtOnce) {
+  Start({0x7f000001});
+  Fill(60000);
+  Connection slow(service_->tcp_port(), key_, /*rcvbuf=*/32 * 1024);
+  slow.Send(Req("SELECT id, s, hex(randomblob(300)) FROM big ORDER BY id"));
+  auto first = slow.Next();
+  ASSERT_TRUE(first && first->ok() && first->more());
+  auto udp = client::ReadClient::Open("127.0.0.1", service_->port(), key_, 2s, 0);
+  ASSERT_TRUE(udp.ok());
+  auto r = udp->Query(client::MakeStatement("SELECT COUNT(*) FROM big"));
+  ASSERT_TRUE(r.ok() && r->ok()) << (r.ok() ? r->error() : r.status().ToString());
+  EXPECT_EQ(r->rows(0).values(0).integer(), 60000);
+  // Whatever the worker has made by now, the socket buffers bound it (a few MiB at most).
+  EXPECT_LT(service_->counters().tcp_pages.Get(), 40u)
+      << "pages made ahead of a reader that stopped reading";
+
+  std::vector<proto::ReadResponse> pages = slow.Rest();
+  pages.insert(pages.begin(), *first);
+  int64_t expect = 1;
+  for (const auto& page : pages) {
+    ASSERT_TRUE(page.ok()) << page.error();
+    for (const auto& row : page.rows()) ASSERT_EQ(row.values(0).integer(), expect++);
+  }
+  EXPECT_EQ(expect, 60001);
+  EXPECT_GT(pages.size(), 100u);
+  EXPECT_EQ(service_->counters().tcp_pages.Get(), pages.size());
+}
+
+// A snapshot install closes the readers: an answer in progress ends with a page saying so (the
+// director then reads from another replica), and reads after the reopen are answered.
+TEST_F(SqlTcpPathTest, AnInstallEndsAnAnswerInProgressWithAClearPage) {
+  Start({});
+  Fill(60000);
+  Connection c(service_->tcp_port(), key_, /*rcvbuf=*/32 * 1024);
+  c.Send(Req("SELECT id, s, hex(randomblob(300)) FROM big"));
+  auto first = c.Next();
+  ASSERT_TRUE(first && first->ok() && first->more());
+  OnWorker([this] { service_->CloseReader(); });
+  std::vector<proto::ReadResponse> rest = c.Rest();
+  ASSERT_FALSE(rest.empty());
+  EXPECT_FALSE(rest.back().ok());
+  EXPECT_EQ(rest.back().error().rfind("replica is installing a snapshot", 0), 0u)
+      << rest.back().error();
+  OnWorker([this] { ASSERT_TRUE(service_->ReopenReader().ok()); });
+  auto again = Pages(key_, Req("SELECT COUNT(*) FROM big"));
+  ASSERT_EQ(again.size(), 1u);
+  ASSERT_TRUE(again[0].ok()) << again[0].error();
+  EXPECT_EQ(again[0].rows(0).values(0).integer(), 60000);
 }
 
 TEST_F(SqlTcpPathTest, AnotherKeyGetsNoAnswer) {
