@@ -271,6 +271,11 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
   if (auto newest = PublishOneEach(o, options.groups, options.clip_bytes, clock); newest.ok()) {
     report["modes"]["fetch"] = RunMode(o, Op::kFetch, options.common.concurrency,
                                        options.clip_bytes, options, clock, *newest);
+    log("ring bench: fetch via the director");
+    o.mode = RingMode::kViaDirector;
+    report["modes"]["fetch_via_director"] = RunMode(o, Op::kFetch, options.common.concurrency,
+                                                    options.clip_bytes, options, clock, *newest);
+    o.mode = RingMode::kPrefetch;
   } else {
     return newest.status().Annotate("ring bench: before the fetch mode");
   }
@@ -287,29 +292,35 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
   report["kill"] = RunKillStep(*cluster, o, options.clip_bytes, clock);
   const auto& m = report["modes"];
   const double via_p50 = m["via_director"]["p50_us"], via_mean = m["via_director"]["mean_us"];
+  const double fetch_via_p50 = m["fetch_via_director"]["p50_us"];
   report["ratios"] = {{"prefetch_p50_over_via_director",
                        via_p50 > 0 ? m["prefetch"]["p50_us"].get<double>() / via_p50 : 0},
                       {"prefetch_mean_over_via_director",
-                       via_mean > 0 ? m["prefetch"]["mean_us"].get<double>() / via_mean : 0}};
+                       via_mean > 0 ? m["prefetch"]["mean_us"].get<double>() / via_mean : 0},
+                      {"fetch_p50_over_via_director",
+                       fetch_via_p50 > 0 ? m["fetch"]["p50_us"].get<double>() / fetch_via_p50 : 0}};
   cluster->Stop();
   ScenarioReport out;
   out.name = "ring";
   char line[200];
-  std::snprintf(line, sizeof line, "%-13s %10s %10s %10s %12s %8s\n", "mode", "mean_us", "p50_us",
+  std::snprintf(line, sizeof line, "%-19s %10s %10s %10s %12s %8s\n", "mode", "mean_us", "p50_us",
                 "p99_us", "requests/s", "errors");
   out.table = line;
-  for (const char* name : {"prefetch", "ask", "via_director", "fingers", "fetch"}) {
+  for (const char* name :
+       {"prefetch", "ask", "via_director", "fingers", "fetch", "fetch_via_director"}) {
     const auto& r = m[name];
-    std::snprintf(line, sizeof line, "%-13s %10.1f %10.1f %10.1f %12.0f %8llu\n", name,
+    std::snprintf(line, sizeof line, "%-19s %10.1f %10.1f %10.1f %12.0f %8llu\n", name,
                   r["mean_us"].get<double>(), r["p50_us"].get<double>(), r["p99_us"].get<double>(),
                   r["requests_per_s"].get<double>(),
                   static_cast<unsigned long long>(r["errors"].get<uint64_t>()));
     out.table += line;
   }
   std::snprintf(line, sizeof line,
-                "prefetch / via-director: p50 %.2f, mean %.2f; fingers: %.2f hops on average\n",
+                "prefetch / via-director: publish p50 %.2f, mean %.2f; fetch p50 %.2f; "
+                "fingers: %.2f hops on average\n",
                 report["ratios"]["prefetch_p50_over_via_director"].get<double>(),
                 report["ratios"]["prefetch_mean_over_via_director"].get<double>(),
+                report["ratios"]["fetch_p50_over_via_director"].get<double>(),
                 m["fingers"]["mean_hops"].get<double>());
   out.table += line;
   if (!sweep_table.empty()) {

@@ -42,6 +42,22 @@ struct CopyBatch {
   asio::steady_timer done;  // cancelled when the last sender ends
 };
 
+// A publish's copies, sent to every successor at once: the ack waits for the slowest one
+// round trip, not for one round trip per successor.
+struct CopyJoin {
+  CopyJoin(asio::io_context& io, size_t n)
+      : left(n), answers(n, Unavailable("copy not sent")), done(io) {}
+  size_t left;
+  std::vector<Result<std::vector<Frame>>> answers;
+  asio::steady_timer done;  // cancelled when the last answer is in
+};
+
+asio::awaitable<void> CopyOne(std::shared_ptr<PeerLink> link, Frame copy,
+                              std::shared_ptr<CopyJoin> join, size_t k) {
+  join->answers[k] = co_await PeerLink::Call(std::move(link), std::move(copy));
+  if (--join->left == 0) join->done.cancel();
+}
+
 // One sender of the window: the next copy until none is left or one failed.
 asio::awaitable<void> SendCopies(std::shared_ptr<PeerLink> link, std::shared_ptr<CopyBatch> b) {
   while (b->failure.empty() && b->next < b->copies->size()) {
@@ -147,21 +163,34 @@ asio::awaitable<std::vector<Frame>> RelayWorker::Publish(RelayWorker* self, Fram
   }
   self->counters_.publishes.Add();
   // Copies first: the clip is acked, and seen by subscribers, only once it survives its owner.
-  size_t others = 0, copied = 0;
-  std::string failures;
+  std::vector<size_t> targets;
   for (size_t i : view->ring.SuccessorList(ring::KeyId(group), self->node_.options().replicas)) {
-    if (i == view->self) continue;
-    ++others;
+    if (i != view->self) targets.push_back(i);
+  }
+  auto join = std::make_shared<CopyJoin>(self->io_, targets.size());
+  for (size_t k = 0; k < targets.size(); ++k) {
     Frame copy;
     copy.type = Type::kCopy;
     copy.key = group;
     copy.seq = *seq;
     copy.payload = *bytes;
-    auto answer = co_await PeerLink::Call(self->Link(view->ring.member(i)), std::move(copy));
+    asio::co_spawn(self->io_,
+                   CopyOne(self->Link(view->ring.member(targets[k])), std::move(copy), join, k),
+                   asio::detached);
+  }
+  if (join->left > 0) {
+    join->done.expires_at(asio::steady_timer::time_point::max());
+    co_await join->done.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
+  }
+  const size_t others = targets.size();
+  size_t copied = 0;
+  std::string failures;
+  for (size_t k = 0; k < targets.size(); ++k) {
+    const auto& answer = join->answers[k];
     if (answer.ok() && answer->back().type == Type::kCopyAck) {
       ++copied;
     } else {
-      failures += (failures.empty() ? "" : "; ") + view->ring.member(i).name + ": " +
+      failures += (failures.empty() ? "" : "; ") + view->ring.member(targets[k]).name + ": " +
                   (answer.ok() ? PayloadText(answer->back()) : answer.status().message());
     }
   }
