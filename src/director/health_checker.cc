@@ -79,7 +79,7 @@ asio::awaitable<void> ProbeOnce(std::shared_ptr<Entry> e) {
   e->last_result = (result.ok ? "ok: " : "failed: ") + result.detail;
   spdlog::debug("health: {} {}", e->target, e->last_result);
   if (auto t = e->core.OnResult(result, end)) Report(*e, *t);
-  if (!e->removed && *e->observer) (*e->observer)(e->service, e->dest, result.ok);
+  if (!e->removed && *e->observer) (*e->observer)(e->service, e->dest, result.ok, end - start);
 }
 
 // The destination's life: wait until a probe is due, run it, repeat until removed.

@@ -34,10 +34,11 @@ using HealthCallback =
     std::function<void(const vservice::ServiceKey& service, const vservice::AddrPort& dest, bool up,
                        std::optional<uint32_t> weight, const std::string& reason)>;
 
-// Every probe result, verdict changed or not (the engine clears a passive failure mark on a
-// success).
-using ProbeObserver = std::function<void(const vservice::ServiceKey& service,
-                                         const vservice::AddrPort& dest, bool ok)>;
+// Every probe result, verdict changed or not, with the time it took (the engine clears a
+// passive failure mark on a success, and keeps a response time for dwlc).
+using ProbeObserver =
+    std::function<void(const vservice::ServiceKey& service, const vservice::AddrPort& dest, bool ok,
+                       Duration elapsed)>;
 
 // One destination's check, for listings and metrics.
 struct CheckSnapshot {

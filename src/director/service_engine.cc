@@ -4,9 +4,11 @@
 
 #include <asio/post.hpp>
 
+#include "common/ewma.h"
 #include "director/lookup_view.h"
 #include "director/udp_dr_service.h"
 #include "director/udp_nat_service.h"
+#include "sched/dwlc.h"
 
 namespace vsc::director {
 namespace {
@@ -16,6 +18,9 @@ using vservice::Change;
 using vservice::ChangeKind;
 using vservice::ServiceKey;
 using vservice::VirtualService;
+
+// A probe runs every delay_loop, so its response time follows quickly: half old, half new.
+constexpr double kCheckResponseAlpha = 0.5;
 
 // ipvsadm's command names (cmdnames[] in ipvsadm.c), for the log.
 const char* KindName(ChangeKind kind) {
@@ -75,8 +80,8 @@ ServiceEngine::ServiceEngine(asio::io_context& control, net::WorkerPool& pool, c
           [this](const ServiceKey& s, const AddrPort& d, bool up, std::optional<uint32_t> weight,
                  const std::string&) { OnHealth(s, d, up, weight); }),
       decay_timer_(control) {
-  checker_.SetProbeObserver(
-      [this](const ServiceKey& s, const AddrPort& d, bool ok) { OnProbe(s, d, ok); });
+  checker_.SetProbeObserver([this](const ServiceKey& s, const AddrPort& d, bool ok,
+                                   Duration elapsed) { OnProbe(s, d, ok, elapsed); });
   ArmDecay();
 }
 
@@ -326,6 +331,8 @@ ServiceViewPtr ServiceEngine::BuildView(const VirtualService& vs, Running& run) 
         in.check_up = v->second.up;
         in.check_weight = v->second.weight;
         in.passive_down = v->second.passive_down;
+        in.check_response_ms = v->second.response_ms;
+        v->second.published_response_ms = v->second.response_ms;
       }
       if (!cfg.agent_id.empty()) {
         in.agent = plane_.membership().Find(cfg.agent_id);
@@ -364,13 +371,27 @@ void ServiceEngine::OnHealth(const ServiceKey& s, const AddrPort& d, bool up,
   Publish(s);
 }
 
-void ServiceEngine::OnProbe(const ServiceKey& s, const AddrPort& d, bool ok) {
+void ServiceEngine::OnProbe(const ServiceKey& s, const AddrPort& d, bool ok, Duration elapsed) {
   auto it = verdicts_.find({s, d});
-  if (!ok || it == verdicts_.end() || !it->second.passive_down) return;
-  it->second.passive_down = false;
-  spdlog::info("health: {} of {} answers its check again; takes new flows", vservice::ToString(d),
-               vservice::ToString(s));
-  Publish(s);
+  if (it == verdicts_.end()) return;
+  Verdict& v = it->second;
+  // Seed 003's T, measured by the director without costing the server anything: the check's
+  // round trip (a failed probe counts with the time it took, its timeout at most).
+  v.response_ms = EwmaStep(v.response_ms, ToMillis(elapsed), kCheckResponseAlpha);
+  bool publish = false;
+  if (auto svc = table_.services().find(s);
+      svc != table_.services().end() && svc->second.config.scheduler == "dwlc" &&
+      sched::DwlcWeightMoved(v.published_response_ms, v.response_ms,
+                             options_.sched.dwlc_reference_ms)) {
+    publish = true;
+  }
+  if (ok && v.passive_down) {
+    v.passive_down = false;
+    spdlog::info("health: {} of {} answers its check again; takes new flows", vservice::ToString(d),
+                 vservice::ToString(s));
+    publish = true;
+  }
+  if (publish) Publish(s);
 }
 
 void ServiceEngine::OnConnectFailure(const ServiceKey& s, const AddrPort& d) {

@@ -93,6 +93,8 @@ class ServiceEngine : public ServiceEditor {
     bool up = true;
     std::optional<uint32_t> weight;
     bool passive_down = false;
+    double response_ms = 0;            // EWMA of the probes' durations (dwlc's T)
+    double published_response_ms = 0;  // the figure the workers' view holds
   };
   using DestKey = std::pair<vservice::ServiceKey, vservice::AddrPort>;
 
@@ -112,7 +114,8 @@ class ServiceEngine : public ServiceEditor {
   void Publish(const vservice::ServiceKey& key);
   void OnHealth(const vservice::ServiceKey& s, const vservice::AddrPort& d, bool up,
                 std::optional<uint32_t> weight);
-  void OnProbe(const vservice::ServiceKey& s, const vservice::AddrPort& d, bool ok);
+  void OnProbe(const vservice::ServiceKey& s, const vservice::AddrPort& d, bool ok,
+               Duration elapsed);
   void OnConnectFailure(const vservice::ServiceKey& s, const vservice::AddrPort& d);
   std::vector<vservice::Change> Diff(const vservice::VirtualServiceTable& next) const;
   ServiceRuntime RuntimeOf(const vservice::VirtualService& vs) const;

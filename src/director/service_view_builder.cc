@@ -17,6 +17,9 @@ DestView BuildDest(const vservice::AddrPort& addr, const vservice::DestConfig& c
   d.backend.key = sched::StableKey(vservice::ToString(addr));
   uint32_t weight = in.check_weight.value_or(config.weight);
   bool available = in.check_up && !in.passive_down;
+  // dwlc's T: what the director's check measures, unless the destination is a registered
+  // agent's own (it reports its lookups' response time in its heartbeats).
+  d.backend.response_ms = in.check_response_ms;
   if (config.agent_id.empty() && in.agent == nullptr) {
     d.state = in.check_up ? (in.passive_down ? "FAILING" : "UP") : "DOWN";
   } else if (in.agent == nullptr) {
@@ -26,7 +29,9 @@ DestView BuildDest(const vservice::AddrPort& addr, const vservice::DestConfig& c
     available = available && membership::AcceptsNewWork(in.agent->state);
     if (in.agent->weight == 0) weight = 0;  // drained, or weight 0 set by the operator
     d.backend.run_queue = in.agent->load.run_queue;
-    d.backend.response_ms = in.agent->load.response_ms;
+    if (!config.agent_id.empty() || in.check_response_ms <= 0) {
+      d.backend.response_ms = in.agent->load.response_ms;
+    }
     d.state = std::string(membership::StateName(in.agent->state));
     if (!in.check_up) d.state += ", check DOWN";
     if (in.passive_down) d.state += ", connect failed";

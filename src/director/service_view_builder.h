@@ -35,6 +35,7 @@ struct DestInputs {
   bool check_up = true;  // the check's verdict; true while a check has not said otherwise
   std::optional<uint32_t> check_weight;  // misc_dynamic
   bool passive_down = false;             // a connect failed since the last successful probe
+  double check_response_ms = 0;          // the check's response-time EWMA; 0 = none measured
   // agent-backed: its record, if registered; static: the live agent fronting it, if any
   const membership::ServerRecord* agent = nullptr;
   std::shared_ptr<DestStats> stats;

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/ewma.h"
+
 namespace vsc::realserver {
 
 Result<LoadAvg> ParseLoadavg(std::string_view text) {
@@ -29,7 +31,7 @@ void LoadTracker::End(uint32_t requests, double micros) {
   // EWMA with alpha 1/16; a lost update under a race only delays convergence a little.
   double old = ewma_ms_.load(std::memory_order_relaxed);
   double ms = micros / 1000.0;
-  ewma_ms_.store(old == 0 ? ms : old + (ms - old) / 16.0, std::memory_order_relaxed);
+  ewma_ms_.store(EwmaStep(old, ms, 1.0 / 16), std::memory_order_relaxed);
 }
 
 }  // namespace vsc::realserver

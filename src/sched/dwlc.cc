@@ -1,5 +1,7 @@
 #include "sched/dwlc.h"
 
+#include <cmath>
+
 #include "sched/least_cost.h"
 
 namespace vsc::sched {
@@ -9,8 +11,14 @@ double DynamicWeight(double response_ms, double reference_ms) {
   return w > 0 ? w : 0;  // also 0 for an infinite response time
 }
 
+bool DwlcWeightMoved(double published_ms, double now_ms, double reference_ms) {
+  const double moved =
+      DynamicWeight(published_ms, reference_ms) - DynamicWeight(now_ms, reference_ms);
+  return (published_ms == 0) != (now_ms == 0) || std::abs(moved) >= 0.02 * reference_ms;
+}
+
 double DwlcWeight(const Backend& b, double reference_ms) {
-  if (b.weight == 0) return 0;  // an operator's quiesce outranks any measurement
+  if (b.weight == 0) return 0;                // an operator's quiesce outranks any measurement
   if (!(b.response_ms > 0)) return b.weight;  // not measured yet (0 or NaN)
   return DynamicWeight(b.response_ms, reference_ms);
 }

@@ -14,6 +14,11 @@ double DynamicWeight(double response_ms, double reference_ms);
 // weight while nothing has been measured (response_ms <= 0 or NaN), else DynamicWeight().
 double DwlcWeight(const Backend& b, double reference_ms);
 
+// Whether a response time that moved from `published_ms` to `now_ms` changes the dynamic weight
+// by at least 2 % of the reference (14 ms at 700): worth a new view for the workers; smaller
+// moves are noise that would rebuild views at every probe.
+bool DwlcWeightMoved(double published_ms, double now_ms, double reference_ms);
+
 class DynamicWeightedLeastConnectionScheduler final : public Scheduler {
  public:
   // `reference_ms` > 0 (checked by MakeScheduler). See SchedulerOptions for the fallback.

@@ -40,6 +40,8 @@ class TcpTestServer {
 
   tcp::endpoint endpoint() const { return acceptor_.local_endpoint(); }
   int accepted() const { return accepted_; }
+  // kRespond: the answer is written this long after the request arrives (a loaded server).
+  void SetDelay(std::chrono::milliseconds delay) { delay_ = delay; }
   void Close() { acceptor_.close(); }
 
  private:
@@ -63,14 +65,16 @@ class TcpTestServer {
       return;
     }
     auto buf = std::make_shared<std::array<char, 4096>>();
-    s->async_read_some(
-        asio::buffer(*buf), [s, buf, r = response_](const asio::error_code& ec, size_t) {
-          if (ec) return;
-          asio::async_write(*s, asio::buffer(*r), [s, r](const asio::error_code&, size_t) {
-            asio::error_code ignored;
-            s->shutdown(tcp::socket::shutdown_send, ignored);
-          });
+    s->async_read_some(asio::buffer(*buf), [this, s, buf](const asio::error_code& ec, size_t) {
+      if (ec) return;
+      auto timer = std::make_shared<asio::steady_timer>(s->get_executor(), delay_);
+      timer->async_wait([s, timer, r = response_](const asio::error_code&) {
+        asio::async_write(*s, asio::buffer(*r), [s, r](const asio::error_code&, size_t) {
+          asio::error_code ignored;
+          s->shutdown(tcp::socket::shutdown_send, ignored);
         });
+      });
+    });
   }
 
   tcp::acceptor acceptor_;
@@ -78,6 +82,7 @@ class TcpTestServer {
   std::shared_ptr<std::string> response_;
   std::vector<std::shared_ptr<tcp::socket>> held_;
   int accepted_ = 0;
+  std::chrono::milliseconds delay_{0};
 };
 
 // A listener with backlog 0 whose one queue slot is taken and never accepted: the kernel drops

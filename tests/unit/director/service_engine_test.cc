@@ -187,6 +187,57 @@ TEST_F(ServiceEngineTest, BalancesOverStaticDestinations) {
   EXPECT_EQ(r.dests[0].state, "UP");
 }
 
+// Seed 003: dwlc weighs static destinations by 700 - T, T the response time that their HTTP_GET
+// checks measure. Ten connections held open go about 7 : 3 to a server answering at once and one
+// answering in 500 ms (weights ~700 and ~200); with T unknown they would go 5 : 5.
+TEST_F(ServiceEngineTest, DwlcWeighsStaticDestinationsByTheResponseTimeOfTheirChecks) {
+  const std::string ok = "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  auto fast = Server(TcpTestServer::Mode::kRespond, ok);
+  auto slow = Server(TcpTestServer::Mode::kRespond, ok);
+  backends_.Run([&] {
+    slow->SetDelay(milliseconds(500));
+    return 0;
+  });
+  const uint16_t slow_port = slow->endpoint().port(), fast_port = fast->endpoint().port();
+  VirtualServiceTable t;
+  vservice::ServiceConfig dwlc;
+  dwlc.scheduler = "dwlc";
+  ASSERT_TRUE(t.AddService(Key(), dwlc).ok());
+  DestConfig d;
+  d.check = vservice::DefaultCheck(vservice::CheckType::kHttpGet);
+  d.check->path = "/";
+  d.check->delay_loop = milliseconds(100);
+  d.check->connect_timeout = milliseconds(2000);
+  ASSERT_TRUE(t.AddDest(Key(), Local(slow_port), d).ok());
+  ASSERT_TRUE(t.AddDest(Key(), Local(fast_port), d).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  auto response_ms = [&](uint16_t port) {
+    return control_.Run([&] {
+      for (const DestView& v : engine_->view(Key())->dests) {
+        if (v.dest.port == port) return v.backend.response_ms;
+      }
+      return -1.0;
+    });
+  };
+  ASSERT_TRUE(Eventually([&] {
+    return response_ms(slow_port) >= 400 && response_ms(fast_port) > 0;
+  })) << "slow "
+      << response_ms(slow_port) << " ms, fast " << response_ms(fast_port) << " ms";
+  EXPECT_LT(response_ms(fast_port), 100);
+
+  asio::io_context io;
+  std::vector<asio::ip::tcp::socket> held;
+  for (size_t i = 1; i <= 10; ++i) {
+    held.emplace_back(io).connect({asio::ip::address_v4::loopback(), port_});
+    ASSERT_TRUE(Eventually([&] {
+      return Dest(Key(), slow_port).active_conns + Dest(Key(), fast_port).active_conns == i;
+    })) << "connection "
+        << i << " not counted";
+  }
+  EXPECT_GE(Dest(Key(), fast_port).active_conns, 7u);
+  EXPECT_GE(Dest(Key(), slow_port).active_conns, 1u) << "the slow one keeps a share (700 - T > 0)";
+}
+
 TEST_F(ServiceEngineTest, ConnectFailureIsRedispatchedAndMarksTheDestination) {
   auto a = Server(TcpTestServer::Mode::kRespond, "A");
   auto b = Server(TcpTestServer::Mode::kRespond, "B");

@@ -102,6 +102,29 @@ TEST(ServiceViewBuilder, AgentDestinationFollowsMembershipAndLoad) {
   EXPECT_EQ(view->dests[3].state, "UNREGISTERED");
 }
 
+// dwlc's T: the check's measurement for a static destination (also one an agent fronts, once
+// measured), the heartbeat's for an agent's own endpoint.
+TEST(ServiceViewBuilder, ResponseTimeComesFromTheCheckUnlessTheDestinationIsAnAgents) {
+  VirtualService vs = Service(4, 1);
+  membership::ServerRecord agent;
+  agent.state = membership::State::kActive;
+  agent.weight = 1;
+  agent.load.response_ms = 5;
+  auto in = Inputs(4);
+  for (auto& i : in) i.check_response_ms = 120;
+  auto it = vs.dests.begin();
+  it->second.agent_id = "rs1";  // dests[0]: the agent's own endpoint
+  in[0].agent = &agent;
+  in[1].agent = &agent;  // dests[1]: a static destination the agent fronts, check measured
+  in[2].agent = &agent;  // dests[2]: fronted, not measured yet
+  in[2].check_response_ms = 0;
+  auto view = BuildServiceView(vs, in, 1);  // dests[3]: static, no agent
+  EXPECT_EQ(view->dests[0].backend.response_ms, 5);
+  EXPECT_EQ(view->dests[1].backend.response_ms, 120);
+  EXPECT_EQ(view->dests[2].backend.response_ms, 5);
+  EXPECT_EQ(view->dests[3].backend.response_ms, 120);
+}
+
 TEST(ServiceViewBuilder, EffectiveCheck) {
   const auto tcp = vservice::Proto::kTcp, udp = vservice::Proto::kUdp;
   DestConfig st;

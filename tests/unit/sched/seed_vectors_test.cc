@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "common/ewma.h"
 #include "common/random.h"
-
 #include "sched/dwlc.h"
 #include "sched/sh.h"
 #include "sched_test_util.h"
@@ -87,7 +87,8 @@ TEST(SeedVectors, WrrMatchesTheLiteralLvsWalkWithServersComingAndGoing) {
   for (int trial = 0; trial < 200; ++trial) {
     std::vector<uint32_t> weights(1 + rng.Uniform(8));
     for (uint32_t& w : weights) {
-      w = static_cast<uint32_t>(rng.Uniform(4) == 0 ? 0 : 1 + rng.Uniform(rng.Uniform(2) ? 6 : 3000));
+      w = static_cast<uint32_t>(rng.Uniform(4) == 0 ? 0
+                                                    : 1 + rng.Uniform(rng.Uniform(2) ? 6 : 3000));
       if (trial % 3 == 0) w *= 4;  // a common divisor
     }
     auto b = WithWeights(weights);
@@ -117,7 +118,7 @@ TEST(SeedVectors, ShHashIsKnuthMultiplicativeOnHostOrderAddress) {
   EXPECT_EQ(ShBucket(0xC0A80101u), 177u);  // 192.168.1.1, also lvs_anchors.md (old kernels)
   EXPECT_EQ(ShBucket(0x0A000001u), 177u);  // 10.0.0.1: only the low byte matters
   EXPECT_EQ(ShBucket(0x0A000002u), 98u);
-  EXPECT_EQ(ShBucket(0xAC10054Du), 61u);   // 172.16.5.77
+  EXPECT_EQ(ShBucket(0xAC10054Du), 61u);  // 172.16.5.77
   EXPECT_EQ(ShBucket(0u), 0u);
   EXPECT_EQ(ShBucket(0xFFFFFFFFu), 79u);
 }
@@ -166,6 +167,22 @@ TEST(SeedVectors, ShFallbackFollowsLvsShFallbackProbeOrder) {
   EXPECT_EQ(s->Pick(b, Flow{0xC0A80101u, 0}), 2u);
   b[2].available = false;  // bucket 99 -> server 3
   EXPECT_EQ(s->Pick(b, Flow{0xC0A80101u, 0}), 3u);
+}
+
+TEST(SeedVectors, DwlcRepublishesOnlyForAMoveOfTwoPercentOfTheReference) {
+  EXPECT_TRUE(DwlcWeightMoved(0, 3, 700)) << "the first measurement";
+  EXPECT_TRUE(DwlcWeightMoved(3, 0, 700));
+  EXPECT_FALSE(DwlcWeightMoved(100, 113, 700));
+  EXPECT_TRUE(DwlcWeightMoved(100, 114, 700));
+  EXPECT_TRUE(DwlcWeightMoved(114, 100, 700));
+  EXPECT_FALSE(DwlcWeightMoved(800, 5000, 700)) << "saturated either way: weight 0 both";
+  EXPECT_TRUE(DwlcWeightMoved(650, 800, 700));
+}
+
+TEST(SeedVectors, EwmaStepTakesTheFirstSampleAsIs) {
+  EXPECT_DOUBLE_EQ(EwmaStep(0, 40, 0.5), 40);
+  EXPECT_DOUBLE_EQ(EwmaStep(40, 20, 0.5), 30);
+  EXPECT_DOUBLE_EQ(EwmaStep(16, 32, 1.0 / 16), 17);
 }
 
 TEST(SeedVectors, DwlcWeightIs700MinusResponseTime) {
