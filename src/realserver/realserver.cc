@@ -163,6 +163,8 @@ Status RealServer::OpenReplica(FileLock lock) {
   ro.path = config_.db;
   ro.store.synchronous = config_.synchronous;
   ro.max_batch = config_.apply_batch;
+  ro.apply_interval = std::chrono::milliseconds(config_.apply_interval_ms);
+  ro.clock = &clock_;
   ro.snapshot_token = SnapshotToken(key_);
   ro.snapshot_timeout = std::chrono::milliseconds(config_.snapshot_timeout_ms);
   ReplicaHooks hooks;

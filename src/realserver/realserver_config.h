@@ -22,6 +22,7 @@ struct RealServerConfig {
   bool create_db = false;              // a missing db is created empty (a snapshot fills it)
   std::string synchronous = "NORMAL";  // replica writer: NORMAL (durable at checkpoint) or FULL
   uint32_t apply_batch = 4096;         // replicated entries applied per transaction at most
+  uint32_t apply_interval_ms = 0;      // replica transactions start at least this far apart (ms)
   uint32_t snapshot_timeout_ms = 30000;  // snapshot fetch: connect and per-read stall bound
   uint32_t weight = 1;
   uint32_t workers = 1;  // service threads

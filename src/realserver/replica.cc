@@ -67,6 +67,11 @@ Result<std::string> CachedChecksum(const std::string& path) {
   return sum;
 }
 
+const Clock& ClockOf(const ReplicaOptions& options) {
+  static const RealClock real;
+  return options.clock != nullptr ? *options.clock : real;
+}
+
 void SyncDirectoryOf(const std::string& path) {
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
@@ -106,7 +111,9 @@ Replica::Replica(ReplicaOptions options, ReplicaHooks hooks, FileLock lock,
     : options_(std::move(options)),
       hooks_(std::move(hooks)),
       lock_(std::move(lock)),
-      applier_(std::move(applier)) {}
+      applier_(std::move(applier)),
+      clock_(ClockOf(options_)),
+      pacer_(options_.apply_interval, options_.max_batch) {}
 
 Replica::~Replica() { Stop(); }
 
@@ -128,7 +135,12 @@ void Replica::Submit(uint64_t session, proto::Replicate message) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
+    const bool was_empty = queue_.empty();
+    queued_entries_ += static_cast<size_t>(message.entries_size());
     queue_.push_back(Batch{session, std::move(message)});
+    // The thread sleeps with work queued only while the pacer holds it back: wake it for the
+    // first batch, or when the batch is full; more entries meanwhile just join the queue.
+    if (!was_empty && queued_entries_ < options_.max_batch) return;
   }
   cv_.notify_one();
 }
@@ -136,6 +148,7 @@ void Replica::Submit(uint64_t session, proto::Replicate message) {
 void Replica::DropPending() {
   std::lock_guard lock(mu_);
   std::erase_if(queue_, [](const Work& w) { return std::holds_alternative<Batch>(w); });
+  queued_entries_ = 0;
 }
 
 void Replica::InstallSnapshot(SnapshotSource source, std::function<void(Status)> done) {
@@ -143,6 +156,7 @@ void Replica::InstallSnapshot(SnapshotSource source, std::function<void(Status)>
     std::lock_guard lock(mu_);
     if (stopping_) return;
     std::erase_if(queue_, [](const Work& w) { return std::holds_alternative<Batch>(w); });
+    queued_entries_ = 0;
     queue_.push_back(Install{std::move(source), std::move(done)});
   }
   cv_.notify_one();
@@ -187,7 +201,9 @@ void Replica::Run(std::function<void()> on_ready) {
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      WaitForPace(lock);
       if (stopping_) return;
+      if (queue_.empty()) continue;  // DropPending emptied it during the wait
       if (auto* in = std::get_if<Install>(&queue_.front())) {
         install = std::move(*in);
         queue_.pop_front();
@@ -200,6 +216,8 @@ void Replica::Run(std::function<void()> on_ready) {
           batches.push_back(std::move(*b));
           queue_.pop_front();
         }
+        queued_entries_ -= std::min(queued_entries_, entries);
+        pacer_.Started(clock_.Now());
       }
     }
     if (install) {
@@ -217,6 +235,16 @@ void Replica::Run(std::function<void()> on_ready) {
     } else {
       ApplyBatches(batches);
     }
+  }
+}
+
+void Replica::WaitForPace(std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    // Only batches wait: an install (always at the front once queued) and Stop go at once.
+    if (stopping_ || queue_.empty() || !std::holds_alternative<Batch>(queue_.front())) return;
+    const Duration delay = pacer_.Delay(clock_.Now(), queued_entries_);
+    if (delay <= Duration::zero()) return;
+    cv_.wait_for(lock, delay);
   }
 }
 

@@ -2,7 +2,8 @@
 // writes it. Replicate messages from the agent's io thread are queued here; the replica thread
 // takes everything that has arrived (up to max_batch entries) and applies it with one
 // Applier::Apply call (one SQLite transaction that also stores applied_seq and the digest), then
-// hands a ReplicaAck to `on_ack`. SQLite writes block, so they never run on the io thread.
+// hands a ReplicaAck to `on_ack`. With apply_interval set, transactions start at least that far
+// apart (ApplyPacer): what arrives meanwhile waits and joins the next one. SQLite writes block, so they never run on the io thread.
 //
 // The same thread installs snapshots: fetch from the peer into a temp file, verify it, close the
 // writer, have every reader closed (`close_readers`, which blocks until the workers did it),
@@ -29,6 +30,7 @@
 #include "common/file_lock.h"
 #include "common/status.h"
 #include "proto/control.pb.h"
+#include "realserver/apply_pacer.h"
 #include "replication/applier.h"
 #include "replication/replica_store.h"
 
@@ -63,8 +65,12 @@ struct ReplicaHooks {
 struct ReplicaOptions {
   std::string path;
   replication::ReplicaOptions store;
-  size_t max_batch = 4096;            // entries per Apply (one transaction)
-  std::string snapshot_token;         // bearer token for the peer's GET /v1/snapshot
+  size_t max_batch = 4096;  // entries per Apply (one transaction)
+  // A transaction starts no sooner than this after the previous one started; what arrives
+  // meanwhile joins it (ApplyPacer). 0: every batch at once.
+  Duration apply_interval{0};
+  const Clock* clock = nullptr;  // for apply_interval; null: the real clock
+  std::string snapshot_token;    // bearer token for the peer's GET /v1/snapshot
   Duration snapshot_timeout = std::chrono::seconds(30);  // connect and per-read stall bound
 };
 
@@ -116,6 +122,9 @@ class Replica {
   Replica(ReplicaOptions options, ReplicaHooks hooks, FileLock lock,
           std::unique_ptr<replication::Applier> applier);
   void Run(std::function<void()> on_ready);
+  // Holds the queued batches back while the pacer says so (an install, Stop or a full batch
+  // ends the wait). Called with mu_ held, through `lock`.
+  void WaitForPace(std::unique_lock<std::mutex>& lock);
   void ApplyBatches(std::vector<Batch>& batches);
   Status DoInstall(const SnapshotSource& source);
   Status ReopenApplier();
@@ -127,9 +136,13 @@ class Replica {
   std::unique_ptr<replication::Applier> applier_;  // replica thread only (null when broken)
   std::string broken_;                             // replica thread only: why applier_ is null
 
-  mutable std::mutex mu_;  // guards queue_, stopping_, position_
+  const Clock& clock_;
+  ApplyPacer pacer_;  // replica thread only
+
+  mutable std::mutex mu_;  // guards queue_, queued_entries_, stopping_, position_
   std::condition_variable cv_;
   std::deque<Work> queue_;
+  size_t queued_entries_ = 0;  // entries in the Batch items of queue_
   bool stopping_ = false;
   ReplicaPosition position_;
 

@@ -89,6 +89,7 @@ class ReplicaTest : public ::testing::Test {
     o.max_batch = 1000;
     o.snapshot_token = std::move(token);
     o.snapshot_timeout = snapshot_timeout_;
+    o.apply_interval = apply_interval_;
     ReplicaHooks h;
     h.on_ack = [this](uint64_t session, proto::ReplicaAck ack) {
       std::lock_guard lock(mu_);
@@ -138,6 +139,7 @@ class ReplicaTest : public ::testing::Test {
   std::vector<std::string> events_;
   bool ready_ = false;
   Duration snapshot_timeout_ = std::chrono::seconds(5);  // set before OpenReplica
+  Duration apply_interval_{0};                           // set before OpenReplica
 };
 
 // Serves GET /v1/snapshot of `path` on a thread, as a peer's HTTP port does.

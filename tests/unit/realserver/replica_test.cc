@@ -61,6 +61,39 @@ TEST_F(ReplicaTest, AppliesInOrderAndAcksTheSameStateAsTheCoreLibrary) {
   EXPECT_EQ(*replication::Checksum(path), *replication::Checksum(dir_.File("ref.db")));
 }
 
+TEST_F(ReplicaTest, EntriesArrivingWithinTheApplyIntervalShareOneTransaction) {
+  apply_interval_ = 1s;
+  auto r = OpenReplica(dir_.File("a.db"));
+  StartAndWait(*r);
+  const auto start = std::chrono::steady_clock::now();
+  r->Submit(5, Range(1, 1));
+  WaitForAck(1);
+  const auto first = std::chrono::steady_clock::now();
+  EXPECT_LT(first - start, 1s);  // an idle replica applies at once
+  r->Submit(5, Range(2, 2));
+  r->Submit(5, Range(3, 3));
+  r->Submit(5, Range(4, 4));
+  auto acks = WaitForAck(4);
+  const auto last = std::chrono::steady_clock::now();
+  ASSERT_EQ(acks.size(), 2u);  // the three later messages went into one transaction...
+  EXPECT_EQ(acks[1].ack.outcomes_size(), 3);
+  EXPECT_GE(last - start, 1s);  // ...which started one interval after the first
+  EXPECT_EQ(acks[1].ack.digest(), DigestBytes(ApplyDirectly(dir_.File("ref.db"), 4).digest));
+}
+
+TEST_F(ReplicaTest, AFullBatchAndStopDoNotWaitForTheApplyInterval) {
+  apply_interval_ = 1h;
+  auto r = OpenReplica(dir_.File("a.db"));  // max_batch 1000
+  StartAndWait(*r);
+  r->Submit(5, Range(1, 1));
+  WaitForAck(1);
+  r->Submit(5, Range(2, 1001));  // 1000 entries: a full batch goes at once
+  WaitForAck(1001);
+  r->Submit(5, Range(1002, 1002));  // held back for the hour...
+  r->Stop();                        // ...and Stop does not wait for it
+  EXPECT_EQ(r->applied_seq(), 1001u);
+}
+
 TEST_F(ReplicaTest, SkipsDuplicatesAndRefusesGapsWithAnErrorAck) {
   auto r = OpenReplica(dir_.File("a.db"));
   StartAndWait(*r);
