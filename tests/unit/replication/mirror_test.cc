@@ -154,6 +154,27 @@ TEST_F(MirrorTest, BatchSeesItsOwnDdlAndLeavesTheMirrorUnchanged) {
   EXPECT_EQ(bad.status().message().substr(0, 32), "statement 2: statement refused: ");
 }
 
+// A write checked once is remembered by its SQL text; what it remembers must never outlive the
+// schema it was checked against, nor excuse the values of a later request.
+TEST_F(MirrorTest, ARememberedWriteIsCheckedAgainAfterTheSchemaChanges) {
+  const std::string insert = "INSERT INTO u(x, y) VALUES(?1, ?2)";
+  ASSERT_TRUE(mirror_->ApplyDdl({"CREATE TABLE u(x, y)", {}}).ok());
+  EXPECT_EQ(Refusal(insert, {Value::Int(1), Value::Int(2)}), "accepted");
+  EXPECT_EQ(Refusal(insert, {Value::Int(1)}),
+            "statement refused: statement has 2 parameters but 1 value was bound; bind exactly "
+            "one value per parameter (?1..?N in order)");
+  EXPECT_EQ(Refusal(insert, {Value::Int(1), Value::Text("localtime")}).substr(0, 40),
+            "statement refused: the 'localtime' date/");
+  // Inside a batch, the batch's own DDL decides, not what was remembered before it.
+  auto batch =
+      mirror_->CheckBatch({{"DROP TABLE u", {}}, {insert, {Value::Int(1), Value::Int(2)}}});
+  ASSERT_FALSE(batch.ok());
+  EXPECT_EQ(batch.status().message(), "statement 2: statement refused: no such table: u");
+  EXPECT_EQ(Refusal(insert, {Value::Int(1), Value::Int(2)}), "accepted");  // rolled back
+  ASSERT_TRUE(mirror_->ApplyDdl({"DROP TABLE u", {}}).ok());
+  EXPECT_EQ(Refusal(insert, {Value::Int(1), Value::Int(2)}), "statement refused: no such table: u");
+}
+
 TEST(MirrorSchemaTest, ReadSchemaSkipsInternalObjectsAndPutsTablesFirst) {
   test_support::TempDir dir;
   const std::string path = dir.File("db.sqlite");
