@@ -139,16 +139,26 @@ BatchSizes SizesBetween(const Batching& a, const Batching& b) {
           ratio(sent, b.replicate_messages - a.replicate_messages), ratio(sent, b.acks - a.acks)};
 }
 
+// CPU cores in use over `seconds`, as "director/replicas/load generator".
+std::string CoresText(const Cpu& c, double seconds) {
+  if (seconds <= 0) return "-";
+  return fmt::format("{:.2f}/{:.2f}/{:.2f}", c.director_s / seconds, c.servers_s / seconds,
+                     c.self_s / seconds);
+}
+
 struct Step {
   std::string name;
   WriteBenchReport report;
   BatchSizes batches;
+  Cpu cpu;  // used while the writes were sent
+  double seconds = 0;
 };
 
 json StepJson(const Step& s) {
   json j = json::parse(s.report.ToJson());
   j["step"] = s.name;
   j["batches"] = s.batches.Json();
+  j["cpu"] = CpuJson(s.cpu, s.seconds);
   return j;
 }
 
@@ -212,25 +222,32 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
                     concurrency, rate > 0 ? fmt::format(" at {:.0f} writes/s", rate) : "",
                     o.duration_s));
     VSC_ASSIGN_OR_RETURN(Batching b0, SampleBatching(*cluster));
+    VSC_ASSIGN_OR_RETURN(Cpu c0, SampleCpu(*cluster));
+    const TimePoint t0 = clock.Now();
     VSC_ASSIGN_OR_RETURN(auto r, RunWriteBench(wo, key, clock, [&](const WriteProgress& p) {
                            log("    " + p.ToString());
                          }));
+    VSC_ASSIGN_OR_RETURN(Cpu c1, SampleCpu(*cluster));
+    const double secs = Secs(clock.Now() - t0);
     VSC_RETURN_IF_ERROR(WaitConverged(*cluster, options.real_servers, clock, converge));
     VSC_ASSIGN_OR_RETURN(Batching b1, SampleBatching(*cluster));
     const BatchSizes sizes = SizesBetween(b0, b1);
-    log("    entries per log append / Replicate message / replica transaction: " + sizes.Text());
-    steps.push_back({name, r, sizes});
+    log("    entries per log append / Replicate message / replica transaction: " + sizes.Text() +
+        "; CPU cores director/replicas/load gen: " + CoresText(c1 - c0, secs));
+    steps.push_back({name, r, sizes, c1 - c0, secs});
     return r;
   };
 
   // 1. One statement per request, closed loop.
   double single_max[3] = {0, 0, 0};
   BatchSizes single_sizes[3], batched_sizes[3];
+  std::string single_cores[3] = {"-", "-", "-"}, batched_cores[3] = {"-", "-", "-"};
   const int write_ops = options.mixed_only ? 0 : 3;
   for (int i = 0; i < write_ops; ++i) {
     VSC_ASSIGN_OR_RETURN(auto r, write_step("single", kOps[i], 1, options.concurrency, 0));
     single_max[i] = r.writes_per_s;
     single_sizes[i] = steps.back().batches;
+    single_cores[i] = CoresText(steps.back().cpu, steps.back().seconds);
   }
   // 2. Batching writers.
   double batched[3] = {0, 0, 0};
@@ -239,6 +256,7 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
         auto r, write_step("batched", kOps[i], options.batch, options.batch_concurrency, 0));
     batched[i] = r.writes_per_s;
     batched_sizes[i] = steps.back().batches;
+    batched_cores[i] = CoresText(steps.back().cpu, steps.back().seconds);
   }
   // 3. Latency at a fixed share of each op's single-statement maximum.
   WriteBenchReport latency[3];
@@ -321,6 +339,8 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
                    fmt::format("{:.1f} %", 100 * single_max[2] / kTargetSingle));
   t += fmt::format("  {:<34} {:>12} {:>12} {:>12}\n", "  entries/append, /message, /txn",
                    single_sizes[0].Text(), single_sizes[1].Text(), single_sizes[2].Text());
+  t += fmt::format("  {:<34} {:>12} {:>12} {:>12}\n", "  CPU cores dir/replicas/load gen",
+                   single_cores[0], single_cores[1], single_cores[2]);
   t +=
       fmt::format("  {:<34} {:>12.0f} {:>12.0f} {:>12.0f}\n",
                   fmt::format("batch {}, concurrency {}", options.batch, options.batch_concurrency),
@@ -330,6 +350,8 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
                    fmt::format("{:.1f} %", 100 * batched[1] / kTargetBatchedUpdate), "-");
   t += fmt::format("  {:<34} {:>12} {:>12} {:>12}\n", "  entries/append, /message, /txn",
                    batched_sizes[0].Text(), batched_sizes[1].Text(), batched_sizes[2].Text());
+  t += fmt::format("  {:<34} {:>12} {:>12} {:>12}\n", "  CPU cores dir/replicas/load gen",
+                   batched_cores[0], batched_cores[1], batched_cores[2]);
   t += fmt::format("  {:<34} {:>12} {:>12} {:>12}\n",
                    fmt::format("p50 / p99 µs at {:.0f} % of single", options.latency_load_pct),
                    fmt::format("{:.0f}/{:.0f}", latency[0].p50_us, latency[0].p99_us),
@@ -362,6 +384,8 @@ Result<ScenarioReport> RunReplicationBench(const ReplicationBenchOptions& option
   t +=
       fmt::format("  {:<34} {:>12.2f} {:>12.2f} {:>12.2f}\n", "  lookups + updates",
                   mx_cpu.director_s / mx_secs, mx_cpu.servers_s / mx_secs, mx_cpu.self_s / mx_secs);
+  t += fmt::format("  {:<34} {}\n", "lookups per RS CPU-second",
+                   "see `vsc bench rs-lookup` (target 100000; one RS alone, 2,000,000 records)");
   t += fmt::format("  {:<34} {:>12}\n", "verify (every replica equal)",
                    verify.value("ok", false) ? "OK" : "MISMATCH");
   const double worst_single = *std::min_element(single_max, single_max + 3);
