@@ -9,6 +9,7 @@
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 #include <exception>
+#include <type_traits>
 #include <unordered_map>
 
 #include "common/logging.h"
@@ -161,6 +162,21 @@ asio::awaitable<void> RunSession(std::shared_ptr<HttpServer::State> st,
         resp = JsonError(500, "internal error: " + failure);
       }
       keep_alive = req_keep_alive && !st->stopped;
+      if (resp.hand_over) {
+        if constexpr (std::is_same_v<Stream, tcp::socket>) {
+          s->timer.cancel();
+          asio::error_code ec;
+          const int fd = s->stream.release(ec);
+          if (!ec) {
+            resp.hand_over(fd);
+            break;
+          }
+          resp = JsonError(500, "internal error: the connection could not be handed over");
+        } else {
+          resp = JsonError(500, "this answer cannot be sent over HTTPS; use plain HTTP");
+        }
+        keep_alive = false;
+      }
       out = SerializeResponse(resp, keep_alive, !head);
     }
     ArmDeadline(s, st->options.idle_timeout);

@@ -128,15 +128,18 @@ Status RealServer::BindServices(const std::vector<uint32_t>& trusted) {
   uint16_t http_port = config_.http_port;
   uint16_t sql_port = config_.sql_port;
   uint16_t sql_tcp_port = config_.sql_port;  // TCP beside UDP, as for lookups
-  const std::string token = SnapshotToken(key_);
+  // A peer's fetch waits as long for a read as this server waits for a send.
+  snapshots_ = std::make_unique<SnapshotServer>(
+      config_.db, SnapshotToken(key_), std::chrono::milliseconds(config_.snapshot_timeout_ms));
+  snapshots_->Start();
+  SnapshotServer* snapshots = snapshots_.get();
   for (size_t i = 0; i < pool_.size(); ++i) {
     // No reader yet: the workers do not run before OpenReplica has opened them.
     services_.push_back(
         std::make_unique<LookupService>(pool_.context(i), clock_, std::nullopt, load_, trusted));
-    const std::string path = config_.db;
     services_.back()->SetMetricsHandler([this] { return RenderMetrics(); });
     services_.back()->SetSnapshotHandler(
-        [path, token](const net::HttpRequest& r) { return ServeSnapshot(r, path, token); });
+        [snapshots](const net::HttpRequest& r) { return snapshots->Handle(r); });
     VSC_RETURN_IF_ERROR(services_.back()->Start(address, lookup_port, http_port));
     lookup_port = services_.back()->lookup_port();
     http_port = services_.back()->http_port();
@@ -308,6 +311,7 @@ void RealServer::Stop() {
   if (control_thread_.joinable()) control_thread_.join();
   pool_.Stop();
   pool_.Join();
+  if (snapshots_) snapshots_->Stop();  // after the workers: none hands a connection over now
   spdlog::info("real server {} stopped", config_.id);
 }
 

@@ -3,12 +3,11 @@
 // one LookupService and one SqlService, each with its own SQLite read connection.
 //
 // Lifecycle: construct → Start() (locks the database, binds every socket, opens the database as
-// a replica, then registers in the background once the replica is ready) → Stop() (graceful leave, stop applying, stop
-// serving, join). Start/Stop from one thread.
+// a replica, then registers in the background once the replica is ready) → Stop() (graceful leave,
+// stop applying, stop serving, join). Start/Stop from one thread.
 #pragma once
 
 #include <asio.hpp>
-
 #include <atomic>
 #include <memory>
 #include <string>
@@ -23,6 +22,7 @@
 #include "realserver/lookup_service.h"
 #include "realserver/realserver_config.h"
 #include "realserver/replica.h"
+#include "realserver/snapshot_server.h"
 #include "realserver/sql_service.h"
 #include "relay/relay_node.h"
 
@@ -64,6 +64,7 @@ class RealServer {
   const Clock& clock_;
   LoadTracker load_;
   net::WorkerPool pool_;
+  std::unique_ptr<SnapshotServer> snapshots_;  // GET /v1/snapshot, on its own thread
   std::vector<std::unique_ptr<LookupService>> services_;
   std::vector<std::unique_ptr<SqlService>> sql_services_;
   std::unique_ptr<Replica> replica_;

@@ -13,7 +13,9 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "common/unique_fd.h"
 #include "net/http_response_parser.h"
@@ -116,13 +118,15 @@ Result<int> ConnectWithTimeout(const sockaddr_in& addr, Duration timeout, const 
     return Unavailable(what + ": connect: " + std::strerror(errno));
   }
   pollfd p{fd, POLLOUT, 0};
-  const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
+  const int ms =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
   int n = ::poll(&p, 1, ms);
   if (n == 0) return Unavailable(what + ": connect timed out");
   int err = 0;
   socklen_t len = sizeof(err);
   ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-  if (n < 0 || err != 0) return Unavailable(what + ": connect: " + std::strerror(n < 0 ? errno : err));
+  if (n < 0 || err != 0)
+    return Unavailable(what + ": connect: " + std::strerror(n < 0 ? errno : err));
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   timeval tv{};
   tv.tv_sec = ms / 1000;
@@ -176,7 +180,8 @@ Status ReceiveBody(int fd, const std::string& rest, const SnapshotHead& head,
   if (!out) return IoError(what + ": writing " + out_path + " failed");
   out.close();
   if (hash.Final() != head.body_sha256) {
-    return DataLoss(what + ": the body does not match its X-Vsc-Body-Sha256 (damaged in "
+    return DataLoss(what +
+                    ": the body does not match its X-Vsc-Body-Sha256 (damaged in "
                     "transit); nothing was installed, ask another peer");
   }
   int wfd = ::open(out_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -192,8 +197,8 @@ Status ReceiveBody(int fd, const std::string& rest, const SnapshotHead& head,
 std::string SnapshotToken(const proto::ClusterKey& key) {
   proto::HmacSha256 mac(key);
   std::string_view label(kSnapshotTokenLabel);
-  auto tag = mac.Compute(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(label.data()),
-                                                  label.size()));
+  auto tag = mac.Compute(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(label.data()), label.size()));
   return Hex(tag);
 }
 
@@ -212,37 +217,59 @@ void RemoveDatabaseFiles(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
 }
 
-net::HttpResponse ServeSnapshot(const net::HttpRequest& request, const std::string& db_path,
-                                std::string_view token) {
+std::optional<net::HttpResponse> RefuseSnapshotRequest(const net::HttpRequest& request,
+                                                       std::string_view token) {
   if (request.method != "GET") return net::JsonError(405, "use GET /v1/snapshot");
   if (!HasBearerToken(request, token)) {
     return net::JsonError(401,
                           "snapshot needs Authorization: Bearer <hex HMAC-SHA256(cluster key, "
                           "\"vsc-snapshot-v1\")>");
   }
-  const std::string tmp = db_path + ".serve-" + std::to_string(::getpid()) + "-" +
-                          std::to_string(g_serve_counter.fetch_add(1)) + ".tmp";
-  RemoveDatabaseFiles(tmp);
-  auto state = replication::Snapshot(db_path, tmp);
-  if (!state.ok()) {
-    RemoveDatabaseFiles(tmp);
-    return net::JsonError(500, "snapshot failed: " + state.status().message());
+  return std::nullopt;
+}
+
+Result<SnapshotCopy> SnapshotCopy::Make(const std::string& db_path) {
+  SnapshotCopy c;
+  c.path_ = db_path + ".serve-" + std::to_string(::getpid()) + "-" +
+            std::to_string(g_serve_counter.fetch_add(1)) + ".tmp";
+  RemoveDatabaseFiles(c.path_);
+  auto state = replication::Snapshot(db_path, c.path_);
+  if (!state.ok()) return state.status().Annotate("snapshot failed");
+  c.state_ = *state;
+  UniqueFd fd(::open(c.path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Internal("snapshot failed: cannot read the copy " + c.path_);
+  // The hash goes in a header, so the copy is read once here and sent afterwards.
+  Sha256 hash;
+  std::vector<char> buf(kSnapshotChunk);
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Internal("snapshot failed: reading the copy " + c.path_);
+    if (n == 0) break;
+    hash.Update(buf.data(), static_cast<size_t>(n));
+    c.size_ += static_cast<uint64_t>(n);
   }
-  std::ifstream in(tmp, std::ios::binary);
-  std::ostringstream body;
-  body << in.rdbuf();
-  const bool read_ok = static_cast<bool>(in) || in.eof();
-  RemoveDatabaseFiles(tmp);
-  if (!read_ok) return net::JsonError(500, "snapshot failed: cannot read the copy " + tmp);
+  c.sha256_hex_ = Hex(hash.Final());
+  return c;
+}
+
+SnapshotCopy::~SnapshotCopy() {
+  if (!path_.empty()) RemoveDatabaseFiles(path_);
+}
+
+SnapshotCopy::SnapshotCopy(SnapshotCopy&& o) noexcept
+    : path_(std::exchange(o.path_, {})),
+      size_(o.size_),
+      state_(o.state_),
+      sha256_hex_(std::move(o.sha256_hex_)) {}
+
+net::HttpResponse SnapshotCopy::Head() const {
   net::HttpResponse r;
   r.content_type = "application/vnd.sqlite3";
-  r.body = std::move(body).str();
-  r.headers.emplace_back("X-Vsc-Epoch", std::to_string(state->epoch));
-  r.headers.emplace_back("X-Vsc-Applied-Seq", std::to_string(state->applied_seq));
-  r.headers.emplace_back("X-Vsc-Digest", Hex(state->digest));
-  Sha256 body_hash;
-  body_hash.Update(r.body.data(), r.body.size());
-  r.headers.emplace_back("X-Vsc-Body-Sha256", Hex(body_hash.Final()));
+  r.headers.emplace_back("X-Vsc-Epoch", std::to_string(state_.epoch));
+  r.headers.emplace_back("X-Vsc-Applied-Seq", std::to_string(state_.applied_seq));
+  r.headers.emplace_back("X-Vsc-Digest", Hex(state_.digest));
+  r.headers.emplace_back("X-Vsc-Body-Sha256", sha256_hex_);
   return r;
 }
 
@@ -297,7 +324,8 @@ Result<replication::ReplicaState> InspectSnapshot(const std::string& path) {
                       (row.ok() && *row ? ": " + std::string(check->ColumnText(0)) : ""));
     }
   }
-  auto tables = db->Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_vsc_replica'");
+  auto tables =
+      db->Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_vsc_replica'");
   if (!tables.ok()) return DataLoss("snapshot " + path + ": " + tables.status().message());
   auto found = tables->Step();
   if (!found.ok() || !*found) {
@@ -309,8 +337,8 @@ Result<replication::ReplicaState> InspectSnapshot(const std::string& path) {
 }
 
 Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_t port,
-                                                std::string_view token,
-                                                const std::string& out_path, Duration timeout) {
+                                                std::string_view token, const std::string& out_path,
+                                                Duration timeout) {
   const std::string what = "snapshot from " + host + ":" + std::to_string(port);
   VSC_ASSIGN_OR_RETURN(sockaddr_in addr, Resolve(host, port));
   VSC_ASSIGN_OR_RETURN(int raw, ConnectWithTimeout(addr, timeout, what));
@@ -327,8 +355,9 @@ Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_
     ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return Unavailable(what + ": " + (n == 0 ? std::string("connection closed before the answer")
-                                                : std::string("receive: ") + std::strerror(errno)));
+      return Unavailable(what + ": " +
+                         (n == 0 ? std::string("connection closed before the answer")
+                                 : std::string("receive: ") + std::strerror(errno)));
     }
     head.append(buf.data(), static_cast<size_t>(n));
     head_end = head.find("\r\n\r\n");
@@ -354,8 +383,9 @@ Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_
   if (state.applied_seq != parsed->state.applied_seq || state.epoch != parsed->state.epoch ||
       state.digest != parsed->state.digest) {
     return DataLoss(what + ": the file holds seq " + std::to_string(state.applied_seq) +
-                    " digest " + replication::DigestHex(state.digest) + " but the peer announced seq " +
-                    std::to_string(parsed->state.applied_seq) + " digest " + parsed->digest_hex);
+                    " digest " + replication::DigestHex(state.digest) +
+                    " but the peer announced seq " + std::to_string(parsed->state.applied_seq) +
+                    " digest " + parsed->digest_hex);
   }
   return state;
 }

@@ -11,12 +11,13 @@
 // the body against that hash (a page damaged in transit can pass PRAGMA quick_check) and that
 // the file it received holds exactly the announced state.
 //
-// Threads: ServeSnapshot runs on the HTTP worker that received the request (it blocks it while
-// SQLite's backup copies the file); FetchSnapshot blocks its caller (the replica thread).
+// Threads: SnapshotCopy::Make blocks its caller (the snapshot server's own thread,
+// snapshot_server.h); FetchSnapshot blocks its caller (the replica thread).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,12 +39,38 @@ std::string SnapshotToken(const proto::ClusterKey& key);
 // True when the request carries "Authorization: Bearer <token>" (compared in constant time).
 bool HasBearerToken(const net::HttpRequest& request, std::string_view token);
 
-// Answers GET /v1/snapshot: 401 without the token, 405 for other methods, 500 when the copy
-// fails, else 200 with the database file as the body and its state in the X-Vsc-* headers.
-// The copy is made with replication::Snapshot into a temporary file next to `db_path`, which
-// is removed before returning.
-net::HttpResponse ServeSnapshot(const net::HttpRequest& request, const std::string& db_path,
-                                std::string_view token);
+// Bytes read or sent at a time while a snapshot is hashed or streamed.
+inline constexpr size_t kSnapshotChunk = 64 * 1024;
+
+// The answer to a request for GET /v1/snapshot that may not have one: 405 for other methods,
+// 401 without the token; nullopt for a request to serve.
+std::optional<net::HttpResponse> RefuseSnapshotRequest(const net::HttpRequest& request,
+                                                       std::string_view token);
+
+// One consistent copy of the replica database, made for one answer (replication::Snapshot into
+// a temporary file next to the database, removed with the object), with what its answer
+// announces: size, SHA-256 and replica state. The body is streamed from path() (see
+// snapshot_server.h); memory stays at one kSnapshotChunk whatever the database's size.
+// Make fails (Internal, with the reason) when the copy cannot be made or read back.
+class SnapshotCopy {
+ public:
+  static Result<SnapshotCopy> Make(const std::string& db_path);
+  SnapshotCopy(SnapshotCopy&& other) noexcept;
+  SnapshotCopy& operator=(SnapshotCopy&&) = delete;
+  ~SnapshotCopy();
+  const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }
+  const replication::ReplicaState& state() const { return state_; }
+  // Status 200, content type and the X-Vsc-* headers; the body (size() bytes) is path()'s.
+  net::HttpResponse Head() const;
+
+ private:
+  SnapshotCopy() = default;
+  std::string path_;
+  uint64_t size_ = 0;
+  replication::ReplicaState state_;
+  std::string sha256_hex_;
+};
 
 // What the head of a snapshot answer says.
 struct SnapshotHead {
@@ -65,12 +92,12 @@ Result<replication::ReplicaState> InspectSnapshot(const std::string& path);
 
 // Fetches http://host:port/v1/snapshot into `out_path` (created or replaced), streaming the
 // body to disk, and checks the length, the body's SHA-256, the file (InspectSnapshot) and that
-// its state equals the one announced in the headers. `timeout` bounds the connect and each read or write.
-// Unavailable when the peer cannot be reached or stalls, DataLoss for a bad answer or file,
+// its state equals the one announced in the headers. `timeout` bounds the connect and each read or
+// write. Unavailable when the peer cannot be reached or stalls, DataLoss for a bad answer or file,
 // Unauthenticated on 401.
 Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_t port,
-                                                std::string_view token,
-                                                const std::string& out_path, Duration timeout);
+                                                std::string_view token, const std::string& out_path,
+                                                Duration timeout);
 
 // Removes `path` and its SQLite side files (-wal, -shm, -journal) if present.
 void RemoveDatabaseFiles(const std::string& path);

@@ -1,12 +1,13 @@
 // fuzz_seeds DIR: writes the seed corpora of the fuzz targets whose inputs are built from
 // messages (DIR/<target>/<seed>), each with the project's real encoders: protobuf messages,
-// EncodeStatements, ConfigTable::ToToml, ClusterKey::Hex, the snapshot answer ServeSnapshot
+// EncodeStatements, ConfigTable::ToToml, ClusterKey::Hex, the snapshot answer (SnapshotCopy)
 // gives. `make fuzz-seeds` runs it over tests/fuzz/corpus; the seeds are committed.
 #include <array>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -119,7 +120,7 @@ void StatementSeeds() {
   Write("statements_fuzz", "empty", EncodeStatements({}));
 }
 
-// The answer ServeSnapshot gives for a real replica database: its head alone for
+// The answer a real server gives for a real replica database: its head alone for
 // snapshot_head_fuzz, the whole answer for snapshot_install_fuzz.
 void SnapshotSeeds() {
   const std::string db = vsc::fuzz::TempDir() + "/snap.db";
@@ -135,19 +136,26 @@ void SnapshotSeeds() {
   vsc::net::HttpRequest req;
   req.method = "GET";
   req.path = req.target = vsc::realserver::kSnapshotPath;
-  req.headers.emplace_back("Authorization", "Bearer token");
-  vsc::net::HttpResponse ok = vsc::realserver::ServeSnapshot(req, db, "token");
-  Write("snapshot_head_fuzz", "ok", vsc::net::SerializeResponse(ok, false, false));
-  req.headers.clear();
-  Write(
-      "snapshot_head_fuzz", "unauthorized",
-      vsc::net::SerializeResponse(vsc::realserver::ServeSnapshot(req, db, "token"), false, false));
+  auto copy = vsc::realserver::SnapshotCopy::Make(db);
+  if (!copy.ok()) return;
+  std::string body;
+  {
+    std::ifstream in(copy->path(), std::ios::binary);
+    body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  vsc::net::HttpResponse ok = copy->Head();
+  Write("snapshot_head_fuzz", "ok", vsc::net::SerializeHead(ok, copy->size(), false));
+  Write("snapshot_head_fuzz", "unauthorized",
+        vsc::net::SerializeResponse(*vsc::realserver::RefuseSnapshotRequest(req, "token"), false,
+                                    false));
   for (auto& [name, value] : ok.headers) {
     if (name == "X-Vsc-Digest") value[5] = 'G';
   }
-  Write("snapshot_install_fuzz", "ok", vsc::net::SerializeResponse(ok, false));
-  Write("snapshot_head_fuzz", "bad_digest", vsc::net::SerializeResponse(ok, false, false));
-  Write("snapshot_install_fuzz", "bad_digest", vsc::net::SerializeResponse(ok, false));
+  Write("snapshot_install_fuzz", "ok",
+        vsc::net::SerializeHead(copy->Head(), copy->size(), false) + body);
+  Write("snapshot_head_fuzz", "bad_digest", vsc::net::SerializeHead(ok, copy->size(), false));
+  Write("snapshot_install_fuzz", "bad_digest",
+        vsc::net::SerializeHead(ok, copy->size(), false) + body);
 }
 
 vsc::testing::FakeReplica Replica(const std::string& id) {
@@ -292,10 +300,11 @@ void ReadSeeds() {
 void ServiceJsonSeeds() {
   using namespace vsc::vservice;
   VirtualServiceTable t;
-  if (!RestoreRules(t, "-A -t 10.0.0.1:80 -s wlc -p 360 -M 255.255.255.0\n"
-                       "-a -t 10.0.0.1:80 -r 192.168.1.11:80 -m -w 3 -x 100 -y 50\n"
-                       "-A -u [2001:db8::1]:53 -s rr -o\n"
-                       "-a -u [2001:db8::1]:53 -r [2001:db8::a]:53 -g -w 1\n")
+  if (!RestoreRules(t,
+                    "-A -t 10.0.0.1:80 -s wlc -p 360 -M 255.255.255.0\n"
+                    "-a -t 10.0.0.1:80 -r 192.168.1.11:80 -m -w 3 -x 100 -y 50\n"
+                    "-A -u [2001:db8::1]:53 -s rr -o\n"
+                    "-a -u [2001:db8::1]:53 -r [2001:db8::a]:53 -g -w 1\n")
            .ok()) {
     std::abort();
   }
@@ -314,15 +323,18 @@ void ServiceJsonSeeds() {
 // The HTTP API's bodies: mode byte 0 = JSON, 1 = text/plain, 2 = SQL for ParameterSlots.
 void SqlHttpSeeds() {
   const std::string t = "sql_http_body_fuzz";
-  Write(t, "forms", std::string(1, '\0') +
-                        R"j(["CREATE TABLE foo (id integer primary key, name text)",)j"
-                        R"j(["INSERT INTO foo(name, age) VALUES(?, ?)", "fiona", 20],)j"
-                        R"j(["INSERT INTO foo(name) VALUES(:name)", {"name": "x"}], ["SELECT 1"]])j");
-  Write(t, "types", std::string(1, '\0') +
-                        R"j([["X", 1, 1.5, true, null, "x'0aff'", [1, 2, 255], 18446744073709551615]])j");
+  Write(t, "forms",
+        std::string(1, '\0') +
+            R"j(["CREATE TABLE foo (id integer primary key, name text)",)j"
+            R"j(["INSERT INTO foo(name, age) VALUES(?, ?)", "fiona", 20],)j"
+            R"j(["INSERT INTO foo(name) VALUES(:name)", {"name": "x"}], ["SELECT 1"]])j");
+  Write(t, "types",
+        std::string(1, '\0') +
+            R"j([["X", 1, 1.5, true, null, "x'0aff'", [1, 2, 255], 18446744073709551615]])j");
   Write(t, "bad_named", std::string(1, '\0') + R"j([["SELECT :a, ?", {"a": 1, "b": 2}]])j");
   Write(t, "text_plain", std::string(1, '\1') + "SELECT * FROM foo WHERE id = 1");
-  Write(t, "slots", std::string(1, '\2') + "SELECT ?3, :a, @b, $c, '?', \"?\", [?] -- ?\n/* ? */ ?");
+  Write(t, "slots",
+        std::string(1, '\2') + "SELECT ?3, :a, @b, $c, '?', \"?\", [?] -- ?\n/* ? */ ?");
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "realserver/replica.h"
 #include "realserver/replication_wire.h"
 #include "realserver/snapshot.h"
+#include "realserver/snapshot_server.h"
 #include "replication/applier.h"
 #include "support/temp_dir.h"
 
@@ -146,9 +147,11 @@ class ReplicaTest : public ::testing::Test {
 class SnapshotPeer {
  public:
   SnapshotPeer(const std::string& path, std::string token)
-      : server_(io_, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0),
-                [path, token](const net::HttpRequest& r) { return ServeSnapshot(r, path, token); }),
+      : snapshots_(path, std::move(token), std::chrono::seconds(5)),
+        server_(io_, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0),
+                [this](const net::HttpRequest& r) { return snapshots_.Handle(r); }),
         guard_(io_.get_executor()) {
+    snapshots_.Start();
     EXPECT_TRUE(server_.Start().ok());
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -157,10 +160,15 @@ class SnapshotPeer {
     guard_.reset();
     io_.stop();
     thread_.join();
+    snapshots_.Stop();
   }
   uint16_t port() const { return server_.local_port(); }
+  // The context that serves HTTP: a test can run work on it and see that it is not held up.
+  asio::io_context& io() { return io_; }
+  const SnapshotServer& snapshots() const { return snapshots_; }
 
  private:
+  SnapshotServer snapshots_;
   asio::io_context io_;
   net::HttpServer server_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
