@@ -11,6 +11,7 @@
 
 #include "bench/histogram.h"
 #include "bench/local_cluster.h"
+#include "bench/ring_loop.h"
 #include "client/ring_client.h"
 #include "relay/clip_codec.h"
 
@@ -217,6 +218,88 @@ nlohmann::json RunSweep(client::RingClientOptions o, const RingBenchOptions& opt
   return out;
 }
 
+// A step of one epoll thread (ring_loop.h), as many connections as clients, straight to the
+// owners or all through the director (`via_director`).
+nlohmann::json RunLoopStep(const client::RingClientOptions& o, const RingBenchOptions& options,
+                           const std::vector<uint64_t>& newest, const Clock& clock, bool publish,
+                           bool via_director) {
+  RingClient probe(o, clock);
+  auto table = probe.RefreshTable();
+  if (!table.ok()) return {{"error", table.status().ToString()}};
+  LoopOptions fl;
+  fl.publish = publish;
+  fl.connections = options.common.concurrency;
+  fl.groups = options.groups;
+  fl.clip_bytes = options.clip_bytes;
+  fl.duration_s = options.common.duration_s;
+  if (via_director) {
+    fl.via_host = o.director_host;
+    fl.via_port = o.ring_port;
+  }
+  auto r = RunLoop(**table, fl, newest, clock);
+  return r.ok() ? *r : nlohmann::json{{"error", r.status().ToString()}};
+}
+
+// `key` of mode `a` over the same of mode `b`; 0 when either is missing (a failed step).
+double Ratio(const nlohmann::json& modes, const char* a, const char* b, const char* key) {
+  const nlohmann::json x = modes.value(a, nlohmann::json()), y = modes.value(b, nlohmann::json());
+  if (!x.contains(key) || !y.contains(key) || !(y[key].get<double>() > 0)) return 0;
+  return x[key].get<double>() / y[key].get<double>();
+}
+
+nlohmann::json Ratios(const nlohmann::json& m) {
+  return {{"prefetch_p50_over_via_director", Ratio(m, "prefetch", "via_director", "p50_us")},
+          {"prefetch_mean_over_via_director", Ratio(m, "prefetch", "via_director", "mean_us")},
+          {"fetch_p50_over_via_director", Ratio(m, "fetch", "fetch_via_director", "p50_us")},
+          {"fetch_loop_p50_over_via_director",
+           Ratio(m, "fetch_loop", "fetch_loop_via_director", "p50_us")},
+          {"publish_loop_p50_over_via_director",
+           Ratio(m, "publish_loop", "publish_loop_via_director", "p50_us")},
+          {"publish_loop_mean_over_via_director",
+           Ratio(m, "publish_loop", "publish_loop_via_director", "mean_us")}};
+}
+
+// The request steps, side by side: publish in each mode, fingers, fetch (threads, through the
+// director), and the event-loop steps (ring_loop.h); into `modes`.
+Status RunRequestSteps(client::RingClientOptions o, const RingBenchOptions& options,
+                       const Clock& clock, const ScenarioLog& log, nlohmann::json& modes) {
+  const std::pair<const char*, RingMode> publish_modes[] = {
+      {"prefetch", RingMode::kPrefetch},
+      {"ask", RingMode::kAsk},
+      {"via_director", RingMode::kViaDirector}};
+  for (const auto& [name, mode] : publish_modes) {
+    log(std::string("ring bench: mode ") + name);
+    o.mode = mode;
+    modes[name] =
+        RunMode(o, Op::kPublish, options.common.concurrency, options.clip_bytes, options, clock);
+  }
+  log("ring bench: mode fingers");
+  o.mode = RingMode::kPrefetch;
+  modes["fingers"] =
+      RunMode(o, Op::kFingers, options.common.concurrency, options.clip_bytes, options, clock);
+  log("ring bench: fetch (the newest clip of a group, prefetch mode)");
+  if (auto newest = PublishOneEach(o, options.groups, options.clip_bytes, clock); newest.ok()) {
+    modes["fetch"] = RunMode(o, Op::kFetch, options.common.concurrency, options.clip_bytes, options,
+                             clock, *newest);
+    log("ring bench: fetch via the director");
+    o.mode = RingMode::kViaDirector;
+    modes["fetch_via_director"] = RunMode(o, Op::kFetch, options.common.concurrency,
+                                          options.clip_bytes, options, clock, *newest);
+    o.mode = RingMode::kPrefetch;
+    for (const bool publish : {false, true}) {
+      for (const bool via : {false, true}) {
+        const std::string name =
+            std::string(publish ? "publish" : "fetch") + "_loop" + (via ? "_via_director" : "");
+        log("ring bench: " + name + " (one event loop, as redis-benchmark)");
+        modes[name] = RunLoopStep(o, options, *newest, clock, publish, via);
+      }
+    }
+  } else {
+    return newest.status().Annotate("ring bench: before the fetch mode");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock& clock,
@@ -254,31 +337,7 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
                            {"clip_bytes", options.clip_bytes},
                            {"duration_s", options.common.duration_s},
                            {"modes", nlohmann::json::object()}};
-  const std::pair<const char*, RingMode> modes[] = {{"prefetch", RingMode::kPrefetch},
-                                                    {"ask", RingMode::kAsk},
-                                                    {"via_director", RingMode::kViaDirector}};
-  for (const auto& [name, mode] : modes) {
-    log(std::string("ring bench: mode ") + name);
-    o.mode = mode;
-    report["modes"][name] =
-        RunMode(o, Op::kPublish, options.common.concurrency, options.clip_bytes, options, clock);
-  }
-  log("ring bench: mode fingers");
-  o.mode = RingMode::kPrefetch;
-  report["modes"]["fingers"] =
-      RunMode(o, Op::kFingers, options.common.concurrency, options.clip_bytes, options, clock);
-  log("ring bench: fetch (the newest clip of a group, prefetch mode)");
-  if (auto newest = PublishOneEach(o, options.groups, options.clip_bytes, clock); newest.ok()) {
-    report["modes"]["fetch"] = RunMode(o, Op::kFetch, options.common.concurrency,
-                                       options.clip_bytes, options, clock, *newest);
-    log("ring bench: fetch via the director");
-    o.mode = RingMode::kViaDirector;
-    report["modes"]["fetch_via_director"] = RunMode(o, Op::kFetch, options.common.concurrency,
-                                                    options.clip_bytes, options, clock, *newest);
-    o.mode = RingMode::kPrefetch;
-  } else {
-    return newest.status().Annotate("ring bench: before the fetch mode");
-  }
+  VSC_RETURN_IF_ERROR(RunRequestSteps(o, options, clock, log, report["modes"]));
   std::string sweep_table;
   if (!options.sweep_clients.empty() && !options.sweep_clip_bytes.empty()) {
     report["sweep"] = RunSweep(o, options, clock, log, sweep_table);
@@ -291,72 +350,11 @@ Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock
   log("ring bench: kill step (SIGKILL of a busy group's owner)");
   report["kill"] = RunKillStep(*cluster, o, options.clip_bytes, clock);
   const auto& m = report["modes"];
-  const double via_p50 = m["via_director"]["p50_us"], via_mean = m["via_director"]["mean_us"];
-  const double fetch_via_p50 = m["fetch_via_director"]["p50_us"];
-  report["ratios"] = {{"prefetch_p50_over_via_director",
-                       via_p50 > 0 ? m["prefetch"]["p50_us"].get<double>() / via_p50 : 0},
-                      {"prefetch_mean_over_via_director",
-                       via_mean > 0 ? m["prefetch"]["mean_us"].get<double>() / via_mean : 0},
-                      {"fetch_p50_over_via_director",
-                       fetch_via_p50 > 0 ? m["fetch"]["p50_us"].get<double>() / fetch_via_p50 : 0}};
+  report["ratios"] = Ratios(m);
   cluster->Stop();
   ScenarioReport out;
   out.name = "ring";
-  char line[200];
-  std::snprintf(line, sizeof line, "%-19s %10s %10s %10s %12s %8s\n", "mode", "mean_us", "p50_us",
-                "p99_us", "requests/s", "errors");
-  out.table = line;
-  for (const char* name :
-       {"prefetch", "ask", "via_director", "fingers", "fetch", "fetch_via_director"}) {
-    const auto& r = m[name];
-    std::snprintf(line, sizeof line, "%-19s %10.1f %10.1f %10.1f %12.0f %8llu\n", name,
-                  r["mean_us"].get<double>(), r["p50_us"].get<double>(), r["p99_us"].get<double>(),
-                  r["requests_per_s"].get<double>(),
-                  static_cast<unsigned long long>(r["errors"].get<uint64_t>()));
-    out.table += line;
-  }
-  std::snprintf(line, sizeof line,
-                "prefetch / via-director: publish p50 %.2f, mean %.2f; fetch p50 %.2f; "
-                "fingers: %.2f hops on average\n",
-                report["ratios"]["prefetch_p50_over_via_director"].get<double>(),
-                report["ratios"]["prefetch_mean_over_via_director"].get<double>(),
-                report["ratios"]["fetch_p50_over_via_director"].get<double>(),
-                m["fingers"]["mean_hops"].get<double>());
-  out.table += line;
-  if (!sweep_table.empty()) {
-    out.table +=
-        "sweep: clients, clip bytes, prefetch p50 and p99, ask p50, via-director p50 "
-        "(µs), prefetch publishes/s, prefetch/via-director p50\n" +
-        sweep_table;
-  }
-  if (const auto& f = report.value("fanout", nlohmann::json()); f.contains("p99_us")) {
-    std::snprintf(line, sizeof line,
-                  "fan-out: %llu subscribers (%llu held) over %d groups, %llu publishes: "
-                  "publish->delivery p50 %.0f us, p99 %.0f us, max %.0f us; %llu of %llu "
-                  "deliveries lost, %llu errors\n",
-                  static_cast<unsigned long long>(f["subscribers"].get<uint64_t>()),
-                  static_cast<unsigned long long>(f["held"].get<uint64_t>()),
-                  f["groups"].get<int>(),
-                  static_cast<unsigned long long>(f["publishes"].get<uint64_t>()),
-                  f["p50_us"].get<double>(), f["p99_us"].get<double>(), f["max_us"].get<double>(),
-                  static_cast<unsigned long long>(f["lost"].get<uint64_t>()),
-                  static_cast<unsigned long long>(f["expected_deliveries"].get<uint64_t>()),
-                  static_cast<unsigned long long>(f["errors"].get<uint64_t>()));
-    out.table += line;
-  } else if (f.contains("error")) {
-    out.table += "fan-out: " + f["error"].get<std::string>() + "\n";
-  }
-  const auto& k = report["kill"];
-  if (k.contains("acked")) {
-    std::snprintf(line, sizeof line,
-                  "kill step: %s killed after 200 acks; %llu acked in all, %llu lost; longest "
-                  "pause between acks %.0f ms\n",
-                  k["killed"].get<std::string>().c_str(),
-                  static_cast<unsigned long long>(k["acked"].get<uint64_t>()),
-                  static_cast<unsigned long long>(k["acked_lost"].get<uint64_t>()),
-                  k["failover_ms"].get<double>());
-    out.table += line;
-  }
+  out.table = FormatRingReport(report, sweep_table);
   out.json = std::move(report);
   return out;
 }

@@ -34,12 +34,18 @@ struct RingBenchOptions {
 };
 
 // The report:
-// modes.<prefetch|ask|via_director|fingers|fetch>.{mean_us,p50_us,p99_us,requests_per_s,
-// errors[,mean_hops]}, ratios prefetch/via_director of p50 and mean, and
+// modes.<prefetch|ask|via_director|fingers|fetch|fetch_via_director|fetch_loop|
+// fetch_loop_via_director>.{mean_us,p50_us,p99_us,requests_per_s,errors[,mean_hops]}
+// (fetch_loop*: one event loop, ring_fetch_loop.h), ratios prefetch/via_director of publish p50
+// and mean, of fetch p50 and of fetch_loop p50, and
 // sweep[].{clients,clip_bytes,modes.<prefetch|ask|via_director>,prefetch_p50_over_via_director}
 // fanout.{subscribers,held,p50_us,p99_us,...} (ring_fanout.h) and
 // kill.{killed,acked,acked_after_kill,acked_lost,failover_ms,fetch_error}.
 Result<ScenarioReport> RunRingBench(const RingBenchOptions& options, const Clock& clock,
                                     const ScenarioLog& log);
+
+// The printed table of a report (ring_report.cc): every mode, the ratios, the sweep, the fan-out
+// and the kill step.
+std::string FormatRingReport(const nlohmann::json& report, const std::string& sweep_table);
 
 }  // namespace vsc::bench

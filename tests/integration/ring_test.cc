@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "bench/ring_loop.h"
 #include "client/ring_client.h"
 #include "client/ring_subscription.h"
 #include "integration/cluster_harness.h"
@@ -209,6 +210,53 @@ TEST_F(RingTest, PublishSubscribeAndFetchInEveryMode) {
     EXPECT_EQ(fetched->last_seq, 20u);
     EXPECT_EQ(listener.stats().duplicates, 0u);
     EXPECT_EQ(listener.stats().gaps, 0u);
+  }
+}
+
+// The event-loop steps of `vsc bench ring` (bench/ring_loop.h) against real nodes: they time
+// only right answers, straight to the owners and through the director, fetches and publishes;
+// a fetched clip of another size than expected is counted as an error, not timed.
+// Nodes without the per-connection rate bound, as `vsc bench ring` starts them.
+class RingBenchStepsTest : public RingTest {
+ protected:
+  void Tune(bench::LocalClusterOptions& o) override { o.rs_extra_args = {"--relay-rate", "0"}; }
+};
+
+TEST_F(RingBenchStepsTest, TheEventLoopStepsTimeOnlyRightAnswers) {
+  RingClient c(Options(RingMode::kPrefetch), clock_);
+  auto table = c.RefreshTable();
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  std::vector<uint64_t> newest;
+  for (int g = 0; g < 8; ++g) {
+    auto ack = c.Publish("bench-" + std::to_string(g), std::vector<uint8_t>(100, uint8_t(g)));
+    ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+    newest.push_back(ack->seq);
+  }
+  bench::LoopOptions o;
+  o.connections = 8;
+  o.groups = 8;
+  o.duration_s = 0.3;
+  o.via_host = "127.0.0.1";
+  auto run = [&](bool publish, bool via, size_t clip_bytes) {
+    o.publish = publish;
+    o.via_port = via ? cluster_->ring_port() : 0;
+    o.clip_bytes = clip_bytes;
+    auto r = bench::RunLoop(**table, o, newest, clock_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : nlohmann::json{{"requests", 0}, {"errors", 0}};
+  };
+  // Fetches first: each asks for the newest clip alone, which the publishes would change.
+  for (const auto& [publish, via] :
+       {std::pair{false, false}, {false, true}, {true, false}, {true, true}}) {
+    SCOPED_TRACE(std::string(publish ? "publish" : "fetch") + (via ? " via director" : ""));
+    const nlohmann::json r = run(publish, via, 100);
+    EXPECT_GT(r["requests"].get<uint64_t>(), 10u);
+    EXPECT_EQ(r["errors"].get<uint64_t>(), 0u) << r.dump();
+    if (!publish && via) {
+      const nlohmann::json wrong = run(false, false, 101);  // every stored clip has 100 bytes
+      EXPECT_EQ(wrong["requests"].get<uint64_t>(), 0u);
+      EXPECT_GT(wrong["errors"].get<uint64_t>(), 10u);
+    }
   }
 }
 
