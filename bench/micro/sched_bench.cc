@@ -70,7 +70,8 @@ void BM_PickPersistent(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// Rebuild runs on the worker thread at every view change; Maglev's is the expensive one.
+// Rebuild (BuildTable + Adopt) is what the control thread pays when a view changes the
+// destinations or their weights; Maglev's is the expensive one.
 void BM_Rebuild(benchmark::State& state, std::string name) {
   auto backends = MakeBackends(static_cast<size_t>(state.range(0)));
   std::unique_ptr<Scheduler> s = std::move(MakeScheduler(name)).value();

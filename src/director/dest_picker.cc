@@ -18,14 +18,17 @@ sched::Flow FlowOf(const vservice::AddrPort& client, int prefix_len) {
 
 void DestPicker::OnView(ServiceViewPtr view) {
   const vservice::ServiceConfig& c = view->config;
+  bool adopt = !view_ || view_->sched_table != view->sched_table ||
+               view_->dests.size() != view->dests.size();
   if (!scheduler_ || scheduler_->name() != c.scheduler) {
     auto made = sched::MakeScheduler(c.scheduler, options_);
     if (!made.ok()) std::abort();  // the table validated the name
     scheduler_ = std::move(made).value();
+    adopt = true;
   }
   backends_.clear();
   for (const DestView& d : view->dests) backends_.push_back(d.backend);
-  scheduler_->Rebuild(backends_);
+  if (adopt) scheduler_->Adopt(view->sched_table, backends_);
   const bool same_persistence = view_ && view_->config.persistence == c.persistence &&
                                 view_->key.vip.family() == view->key.vip.family();
   if (!c.persistence) {

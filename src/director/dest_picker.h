@@ -1,5 +1,6 @@
 // DestPicker: what one worker needs to schedule new flows of one virtual service from its
-// ServiceView: a scheduler instance rebuilt when the view changes, the persistence table, and a
+// ServiceView: a scheduler instance (its own cursor over the view's shared table, which the
+// control thread built; a new view with the same table adopts nothing), the persistence table, and a
 // backend vector whose connection counts are read, at each pick, from the cluster-wide
 // DestStats of the view (so lc/wlc/sed/nq compare the same numbers on every worker).
 //
@@ -29,8 +30,12 @@ class DestPicker {
  public:
   explicit DestPicker(sched::SchedulerOptions options) : options_(options) {}
 
-  // Adopts a new view of the same service; a scheduler or persistence change rebuilds them.
+  // Adopts a new view of the same service: its scheduler table when it differs from the one in
+  // use (never builds one); a scheduler or persistence change makes new ones.
   void OnView(ServiceViewPtr view);
+
+  // The scheduler table in use (the view's), or nullptr.
+  const sched::SchedTable* sched_table() const { return scheduler_ ? scheduler_->table() : nullptr; }
 
   // Index into view()->dests of the destination for a new flow, or nullopt when none can take
   // it. `tried` flags (same size as dests, or empty) are destinations this flow already failed.

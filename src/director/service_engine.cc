@@ -6,6 +6,7 @@
 
 #include "common/ewma.h"
 #include "director/lookup_view.h"
+#include "director/sched_table_share.h"
 #include "director/udp_dr_service.h"
 #include "director/udp_nat_service.h"
 #include "sched/dwlc.h"
@@ -303,7 +304,7 @@ void ServiceEngine::SyncChecks(const VirtualService* old, const VirtualService* 
   }
 }
 
-ServiceViewPtr ServiceEngine::BuildView(const VirtualService& vs, Running& run) {
+std::shared_ptr<ServiceView> ServiceEngine::BuildView(const VirtualService& vs, Running& run) {
   auto stats_of = [&run](const AddrPort& addr) {
     auto& stats = run.dests[addr];
     if (!stats) stats = std::make_shared<DestStats>();
@@ -354,7 +355,9 @@ void ServiceEngine::Publish(const ServiceKey& key) {
   auto it = running_.find(key);
   if (vs == nullptr || it == running_.end()) return;
   Running& run = it->second;
-  ServiceViewPtr view = BuildView(*vs, run);
+  std::shared_ptr<ServiceView> built = BuildView(*vs, run);
+  if (ShareSchedTable(run.view.get(), *built, options_.sched)) ++sched_table_builds_;
+  ServiceViewPtr view = std::move(built);
   run.view = view;
   for (size_t i = 0; i < run.workers.size(); ++i) {
     pool_.Post(i, [w = run.workers[i], view] { w->OnView(view); });

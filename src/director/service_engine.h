@@ -80,6 +80,8 @@ class ServiceEngine : public ServiceEditor {
 
   // The view last published for a service, or nullptr (unknown services).
   ServiceViewPtr view(const vservice::ServiceKey& key) const;
+  // Scheduler tables built since start, for every service (ShareSchedTable).
+  uint64_t sched_table_builds() const { return sched_table_builds_; }
 
  private:
   struct Running {
@@ -104,7 +106,7 @@ class ServiceEngine : public ServiceEditor {
       const vservice::ServiceKey& key);
   // The built-in entries of `next` as Commit needs them: kept when left out, no destinations.
   Status CheckBuiltins(vservice::VirtualServiceTable& next) const;
-  ServiceViewPtr BuildView(const vservice::VirtualService& vs, Running& run);
+  std::shared_ptr<ServiceView> BuildView(const vservice::VirtualService& vs, Running& run);
   void ArmDecay();
   void StartService(const vservice::VirtualService& vs,
                     std::vector<std::shared_ptr<WorkerService>> workers);
@@ -135,6 +137,7 @@ class ServiceEngine : public ServiceEditor {
   asio::steady_timer decay_timer_;
   std::map<std::pair<vservice::ServiceKey, std::string>, Totals> zero_base_;  // "" = service
   uint64_t version_ = 0;
+  uint64_t sched_table_builds_ = 0;
   bool stopped_ = false;
 };
 

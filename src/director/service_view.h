@@ -19,6 +19,10 @@
 #include "vservice/service_key.h"
 #include "vservice/virtual_service_table.h"
 
+namespace vsc::sched {
+class SchedTable;
+}
+
 namespace vsc::director {
 
 struct DestStats {
@@ -69,6 +73,9 @@ struct ServiceView {
   std::vector<DestView> dests;  // in the table's destination order
   std::shared_ptr<ServiceStats> stats;
   std::shared_ptr<DestStats> sorry_stats;  // counters of the sorry server, when there is one
+  // The scheduler's table for these destinations, built once on the control thread and read by
+  // every worker (sched_table_share.h); nullptr for schedulers that use none.
+  std::shared_ptr<const sched::SchedTable> sched_table;
 };
 
 using ServiceViewPtr = std::shared_ptr<const ServiceView>;

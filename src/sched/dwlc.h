@@ -27,7 +27,6 @@ class DynamicWeightedLeastConnectionScheduler final : public Scheduler {
 
   std::string_view name() const override { return "dwlc"; }
   // Stateless: weights are derived from the live response times at every pick.
-  void Rebuild(std::span<const Backend> /*backends*/) override {}
   std::optional<size_t> Pick(std::span<const Backend> backends, const Flow& flow) override;
 
  private:

@@ -1,6 +1,7 @@
 #include "sched/mh.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 #include "sched/hash.h"
@@ -31,7 +32,8 @@ uint32_t MaglevScheduler::SlotOf(uint32_t client_ip) const {
   return static_cast<uint32_t>(SaltedHash(client_ip, seed_ ^ kLookupSalt) % m_);
 }
 
-void MaglevScheduler::Rebuild(std::span<const Backend> backends) {
+std::shared_ptr<const SchedTable> MaglevScheduler::BuildTable(
+    std::span<const Backend> backends) const {
   // Turn order decides which backend wins a contested slot, so fix it by key, not list order.
   std::vector<uint32_t> order(backends.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -40,11 +42,20 @@ void MaglevScheduler::Rebuild(std::span<const Backend> backends) {
   std::vector<MaglevPermutation> perms;
   perms.reserve(backends.size());
   for (uint32_t i : order) perms.push_back(PermutationFor(backends[i].key, backends[i].weight));
-  table_ = BuildMaglevTable(perms, m_);
-  for (uint32_t& slot : table_) slot = order[slot];
+  auto table = std::make_shared<MaglevSlots>();
+  table->slots = BuildMaglevTable(perms, m_);
+  for (uint32_t& slot : table->slots) slot = order[slot];
+  return table;
+}
+
+void MaglevScheduler::Adopt(std::shared_ptr<const SchedTable> table,
+                            std::span<const Backend> /*backends*/) {
+  table_ = std::dynamic_pointer_cast<const MaglevSlots>(table);
+  if (!table_) std::abort();  // a table built by another scheduler
 }
 
 std::optional<size_t> MaglevScheduler::Pick(std::span<const Backend> backends, const Flow& flow) {
+  const std::vector<uint32_t>& table_ = this->table_->slots;
   auto usable = [&](uint32_t slot) {
     const uint32_t d = table_[slot];
     return d < backends.size() && CanTakeNewWork(backends[d]);

@@ -2,7 +2,8 @@
 
 namespace vsc::sched {
 
-void RoundRobinScheduler::Rebuild(std::span<const Backend> backends) {
+void RoundRobinScheduler::Adopt(std::shared_ptr<const SchedTable> /*table*/,
+                                std::span<const Backend> backends) {
   // Keep the position across view changes, as LVS keeps its list pointer, so a weight change
   // does not send the next flow back to server 0.
   if (backends.empty()) {

@@ -8,7 +8,8 @@ namespace vsc::sched {
 class RoundRobinScheduler final : public Scheduler {
  public:
   std::string_view name() const override { return "rr"; }
-  void Rebuild(std::span<const Backend> backends) override;
+  // No table: Adopt only keeps the cursor inside the new backend list.
+  void Adopt(std::shared_ptr<const SchedTable> table, std::span<const Backend> backends) override;
   std::optional<size_t> Pick(std::span<const Backend> backends, const Flow& flow) override;
 
  private:

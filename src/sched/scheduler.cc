@@ -73,4 +73,11 @@ Result<std::unique_ptr<Scheduler>> MakeScheduler(std::string_view name,
                          NameList());
 }
 
+Result<std::shared_ptr<const SchedTable>> BuildSchedTable(std::string_view name,
+                                                          const SchedulerOptions& options,
+                                                          std::span<const Backend> backends) {
+  VSC_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler, MakeScheduler(name, options));
+  return scheduler->BuildTable(backends);
+}
+
 }  // namespace vsc::sched

@@ -2,7 +2,10 @@
 //
 // Pure: no I/O, no clock, no threads, deterministic given the inputs and the seed. One instance
 // per worker thread per virtual service; it is not thread safe and keeps its own cursor state
-// (round-robin position, wrr current weight, prebuilt tables). The caller keeps the backend
+// (round-robin position, wrr current weight). Derived tables (sh buckets, the Maglev slots, the
+// wrr cycle's gcd and top weight) are SchedTables: immutable values built once, on the control
+// thread (BuildSchedTable), and shared read-only by every worker's instance (Adopt), so a
+// worker never rebuilds what another could share (DESIGN §4). The caller keeps the backend
 // vector; the scheduler only sees it through std::span during a call.
 #pragma once
 
@@ -18,6 +21,13 @@
 
 namespace vsc::sched {
 
+// The immutable table a scheduler derives from its backends' order, keys and weights. Built by
+// Scheduler::BuildTable, read concurrently by any number of schedulers of the same kind.
+class SchedTable {
+ public:
+  virtual ~SchedTable() = default;
+};
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
@@ -25,11 +35,28 @@ class Scheduler {
   // The ipvsadm name: "rr", "wlc", ...
   virtual std::string_view name() const = 0;
 
-  // Rebuilds derived tables (wrr cycle, sh buckets, Maglev table...) for a new set of backends.
-  // Called on the owning worker thread whenever the published view changes (membership,
-  // order, weights, keys). Load figures, counters and availability need no Rebuild: Pick reads
-  // them live. Cost: microseconds, except mh (about 1 ms for M = 65537, see sched_bench).
-  virtual void Rebuild(std::span<const Backend> backends) = 0;
+  // The derived table for a set of backends (wrr cycle, sh buckets, Maglev slots), or nullptr
+  // for schedulers that need none. It depends only on the backends' order, keys and weights:
+  // load figures, counters and availability never need a new table (Pick reads them live).
+  // Cost: microseconds, except mh (about 1 ms for M = 65537, see sched_bench).
+  virtual std::shared_ptr<const SchedTable> BuildTable(std::span<const Backend> backends) const {
+    (void)backends;
+    return nullptr;
+  }
+
+  // Takes `table` (from BuildTable of a scheduler of the same name and options, for these
+  // backends) and carries the cursor over to it. Cheap: no table is built here. A table of
+  // another kind is a broken invariant and aborts.
+  virtual void Adopt(std::shared_ptr<const SchedTable> table, std::span<const Backend> backends) {
+    (void)table;
+    (void)backends;
+  }
+
+  // BuildTable then Adopt: for a scheduler that shares its table with nobody (tests, tools).
+  void Rebuild(std::span<const Backend> backends) { Adopt(BuildTable(backends), backends); }
+
+  // The table adopted last, or nullptr.
+  virtual const SchedTable* table() const { return nullptr; }
 
   // Picks an index into `backends` (same size/order as the last Rebuild; counters and
   // availability may have changed since) or std::nullopt when no backend can take new work.
@@ -53,6 +80,12 @@ struct SchedulerOptions {
 // [7, 16777216], dwlc_reference_ms not positive and finite).
 Result<std::unique_ptr<Scheduler>> MakeScheduler(std::string_view name,
                                                  const SchedulerOptions& options = {});
+
+// The table the scheduler called `name` derives from `backends` (nullptr for those that use
+// none); the same errors as MakeScheduler.
+Result<std::shared_ptr<const SchedTable>> BuildSchedTable(std::string_view name,
+                                                          const SchedulerOptions& options,
+                                                          std::span<const Backend> backends);
 
 // "rr", "wrr", "sh", "lc", "wlc", "sed", "nq", "ll", "mh", "dwlc", in that order.
 std::span<const std::string_view> SchedulerNames();

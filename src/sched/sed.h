@@ -10,7 +10,6 @@ class ShortestExpectedDelayScheduler final : public Scheduler {
  public:
   std::string_view name() const override { return "sed"; }
   // Stateless: nothing is derived from the backend set.
-  void Rebuild(std::span<const Backend> /*backends*/) override {}
   std::optional<size_t> Pick(std::span<const Backend> backends, const Flow& flow) override;
 };
 

@@ -1,31 +1,43 @@
 #include "sched/sh.h"
 
+#include <cstdlib>
 #include <numeric>
 
 namespace vsc::sched {
 
-void SourceHashScheduler::Rebuild(std::span<const Backend> backends) {
-  buckets_.fill(kNoBackend);
-  empty_ = backends.empty();
-  if (empty_) return;
+std::shared_ptr<const SchedTable> SourceHashScheduler::BuildTable(
+    std::span<const Backend> backends) const {
+  auto table = std::make_shared<ShTable>();
+  auto& buckets = table->buckets;
+  buckets.fill(kNoBackend);
+  table->empty = backends.empty();
+  if (table->empty) return table;
   uint32_t g = 0;
   for (const Backend& b : backends) g = std::gcd(g, b.weight);
   if (g == 0) g = 1;
   size_t d = 0;
   uint32_t d_count = 0;
   for (uint32_t i = 0; i < kShBuckets; ++i) {
-    buckets_[i] = static_cast<uint32_t>(d);
+    buckets[i] = static_cast<uint32_t>(d);
     // "Don't move to next dest until filling weight"; weight 0 moves on after one bucket.
     if (++d_count >= backends[d].weight / g) {
       d = (d + 1) % backends.size();
       d_count = 0;
     }
   }
+  return table;
+}
+
+void SourceHashScheduler::Adopt(std::shared_ptr<const SchedTable> table,
+                                std::span<const Backend> /*backends*/) {
+  table_ = std::dynamic_pointer_cast<const ShTable>(table);
+  if (!table_) std::abort();  // a table built by another scheduler
 }
 
 std::optional<size_t> SourceHashScheduler::Pick(std::span<const Backend> backends,
                                                 const Flow& flow) {
-  if (empty_) return std::nullopt;
+  if (table_->empty) return std::nullopt;
+  const auto& buckets_ = table_->buckets;
   const uint32_t hash = ShBucket(flow.client_ip);
   auto usable = [&](uint32_t bucket) {
     const uint32_t d = buckets_[bucket];

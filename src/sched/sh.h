@@ -27,19 +27,27 @@ inline uint32_t ShBucket(uint32_t client_ip) {
   return (client_ip * 2654435761u) & (kShBuckets - 1);
 }
 
+// The buckets, shared by every worker's sh scheduler of one view.
+struct ShTable final : SchedTable {
+  static constexpr uint32_t kNoBackend = UINT32_MAX;
+  std::array<uint32_t, kShBuckets> buckets{};  // backend index (kNoBackend when there were none)
+  bool empty = true;
+};
+
 class SourceHashScheduler final : public Scheduler {
  public:
   std::string_view name() const override { return "sh"; }
-  void Rebuild(std::span<const Backend> backends) override;
+  std::shared_ptr<const SchedTable> BuildTable(std::span<const Backend> backends) const override;
+  void Adopt(std::shared_ptr<const SchedTable> table, std::span<const Backend> backends) override;
+  const SchedTable* table() const override { return table_.get(); }
   std::optional<size_t> Pick(std::span<const Backend> backends, const Flow& flow) override;
 
-  // Backend index of each bucket after the last Rebuild (kNoBackend when there were none).
-  static constexpr uint32_t kNoBackend = UINT32_MAX;
-  const std::array<uint32_t, kShBuckets>& buckets() const { return buckets_; }
+  // Backend index of each bucket of the adopted table (kNoBackend when there were none).
+  static constexpr uint32_t kNoBackend = ShTable::kNoBackend;
+  const std::array<uint32_t, kShBuckets>& buckets() const { return table_->buckets; }
 
  private:
-  std::array<uint32_t, kShBuckets> buckets_{};
-  bool empty_ = true;
+  std::shared_ptr<const ShTable> table_ = std::make_shared<ShTable>();
 };
 
 }  // namespace vsc::sched

@@ -1,6 +1,7 @@
 #include "sched/wrr.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 namespace vsc::sched {
@@ -8,7 +9,8 @@ namespace {
 constexpr size_t kHead = static_cast<size_t>(-1);
 }  // namespace
 
-void WeightedRoundRobinScheduler::Rebuild(std::span<const Backend> backends) {
+std::shared_ptr<const SchedTable> WeightedRoundRobinScheduler::BuildTable(
+    std::span<const Backend> backends) const {
   int64_t g = 0;
   int64_t max_weight = 0;
   for (const Backend& b : backends) {
@@ -16,9 +18,19 @@ void WeightedRoundRobinScheduler::Rebuild(std::span<const Backend> backends) {
     g = std::gcd(g, static_cast<int64_t>(b.weight));
     max_weight = std::max(max_weight, static_cast<int64_t>(b.weight));
   }
-  di_ = g > 0 ? g : 1;
+  auto table = std::make_shared<WrrTable>();
+  table->di = g > 0 ? g : 1;
   // LVS subtracts (gcd - 1) so that the last pass of a cycle runs with cw == 1.
-  mw_ = max_weight - (di_ - 1);
+  table->mw = max_weight - (table->di - 1);
+  return table;
+}
+
+void WeightedRoundRobinScheduler::Adopt(std::shared_ptr<const SchedTable> table,
+                                        std::span<const Backend> backends) {
+  table_ = std::dynamic_pointer_cast<const WrrTable>(table);
+  if (!table_) std::abort();  // a table built by another scheduler
+  di_ = table_->di;
+  mw_ = table_->mw;
   // LVS ip_vs_wrr_dest_changed(): continue the cycle where it is, snapped to the new gcd.
   if (cw_ > mw_ || cw_ <= 0) {
     cw_ = mw_;

@@ -9,6 +9,7 @@
 
 #include "director/dest_picker.h"
 #include "director/lookup_view.h"
+#include "director/sched_table_share.h"
 
 namespace vsc::director {
 namespace {
@@ -253,6 +254,7 @@ TEST_F(ControlPlaneTest, AServerWithoutATcpEndpointIsNoCandidateOfTheTcpService)
     for (auto& in : inputs) in.stats = std::make_shared<DestStats>();
     auto view = BuildLookupView(*table.Find(key), candidates, inputs, 1);
     view->stats = std::make_shared<ServiceStats>();
+    ShareSchedTable(nullptr, *view, sched::SchedulerOptions{});
     auto picker = std::make_unique<DestPicker>(sched::SchedulerOptions{});
     picker->OnView(view);
     return picker;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "director/dest_picker.h"
+#include "director/sched_table_share.h"
 
 namespace vsc::director {
 namespace {
@@ -186,6 +187,82 @@ TEST(DestPicker, PersistenceKeepsAClientOnItsDestination) {
     // Same /24: the same destination, although rr would move on.
     EXPECT_EQ(p.Pick({IpAddress::V4(0xc0a80002), port}, t0), first);
   }
+}
+
+// The scheduler tables are built on the control thread, once per change of the destinations'
+// keys or weights, and shared: a view that changes only load figures, verdicts or states takes
+// the previous view's table, and every worker's picker schedules from that one table.
+TEST(SchedTableShare, OnlyAMembershipOrWeightChangeBuildsATable) {
+  for (const char* name : {"mh", "sh", "wrr"}) {
+    SCOPED_TRACE(name);
+    VirtualService vs = Service(3);
+    vs.config.scheduler = name;
+    sched::SchedulerOptions options;
+    options.mh_table_size = 251;
+    int builds = 0;
+    std::vector<DestInputs> in = Inputs(3);
+    auto v1 = BuildServiceView(vs, in, 1);
+    builds += ShareSchedTable(nullptr, *v1, options);
+    ASSERT_NE(v1->sched_table, nullptr);
+
+    // Load figures, a check verdict (availability), a passive mark: no new table.
+    membership::ServerRecord agent;
+    agent.reg.id = "rs1";
+    agent.state = membership::State::kActive;
+    agent.load.run_queue = 7;
+    agent.load.response_ms = 300;
+    vs.dests.begin()->second.agent_id = "rs1";
+    in[0].agent = &agent;
+    auto v2 = BuildServiceView(vs, in, 2);
+    builds += ShareSchedTable(v1.get(), *v2, options);
+    agent.load.run_queue = 1;
+    in[1].check_up = false;
+    in[2].passive_down = true;
+    auto v3 = BuildServiceView(vs, in, 3);
+    builds += ShareSchedTable(v2.get(), *v3, options);
+    EXPECT_EQ(builds, 1);
+    EXPECT_EQ(v3->sched_table, v1->sched_table);
+
+    // A weight (a misc_dynamic weight too) or the membership of the service: a new table.
+    in[1].check_weight = 5;
+    auto v4 = BuildServiceView(vs, in, 4);
+    builds += ShareSchedTable(v3.get(), *v4, options);
+    EXPECT_EQ(builds, 2);
+    EXPECT_NE(v4->sched_table, v3->sched_table);
+    vs.dests[Dest(9)] = DestConfig{};
+    in.push_back(Inputs(1)[0]);
+    auto v5 = BuildServiceView(vs, in, 5);
+    builds += ShareSchedTable(v4.get(), *v5, options);
+    EXPECT_EQ(builds, 3);
+
+    // Two workers adopt the one table and pick alike from it; a load-only view adopts nothing.
+    auto shared = std::shared_ptr<const ServiceView>(v5);
+    DestPicker w1(options), w2(options);
+    w1.OnView(shared);
+    w2.OnView(shared);
+    EXPECT_EQ(w1.sched_table(), shared->sched_table.get());
+    EXPECT_EQ(w2.sched_table(), shared->sched_table.get());
+    if (std::string(name) != "wrr") {
+      for (uint32_t ip = 1; ip < 200; ++ip) {
+        const AddrPort client{IpAddress::V4(0xc0a80000u + ip), 1};
+        EXPECT_EQ(w1.Pick(client, TimePoint{}), w2.Pick(client, TimePoint{}));
+      }
+    }
+    agent.load.run_queue = 9;
+    auto v6 = BuildServiceView(vs, in, 6);
+    EXPECT_FALSE(ShareSchedTable(v5.get(), *v6, options));
+    w1.OnView(std::shared_ptr<const ServiceView>(v6));
+    EXPECT_EQ(w1.sched_table(), shared->sched_table.get());
+  }
+}
+
+// Schedulers without a table (lc, wlc, ...) build nothing, whatever changes.
+TEST(SchedTableShare, SchedulersWithoutATableBuildNothing) {
+  VirtualService vs = Service(2);
+  vs.config.scheduler = "wlc";
+  auto v1 = BuildServiceView(vs, Inputs(2), 1);
+  EXPECT_FALSE(ShareSchedTable(nullptr, *v1, {}));
+  EXPECT_EQ(v1->sched_table, nullptr);
 }
 
 }  // namespace

@@ -94,7 +94,7 @@ TEST(Maglev, PickDistributionFollowsWeightsWithin1Percent) {
   auto b = WithWeights({1, 2, 3, 4});
   MaglevScheduler s = Built(b);
   std::vector<uint64_t> slots(4, 0);
-  for (uint32_t d : s.table()) ++slots[d];
+  for (uint32_t d : s.slots()) ++slots[d];
   std::vector<uint64_t> picks(4, 0);
   const uint32_t kPicks = 2'000'000;
   for (uint32_t ip = 0; ip < kPicks; ++ip) ++picks[*s.Pick(b, Flow{0x0A000000u + ip, 0})];
@@ -128,10 +128,10 @@ TEST(Maglev, SameClientSameServerAcrossInstancesAndListOrders) {
 double ChangedFraction(const MaglevScheduler& a, const std::vector<Backend>& ab,
                        const MaglevScheduler& b, const std::vector<Backend>& bb) {
   size_t changed = 0;
-  for (size_t i = 0; i < a.table().size(); ++i) {
-    if (ab[a.table()[i]].key != bb[b.table()[i]].key) ++changed;
+  for (size_t i = 0; i < a.slots().size(); ++i) {
+    if (ab[a.slots()[i]].key != bb[b.slots()[i]].key) ++changed;
   }
-  return static_cast<double>(changed) / a.table().size();
+  return static_cast<double>(changed) / a.slots().size();
 }
 
 TEST(Maglev, RemovingOneOfNMovesAboutOneNth) {
@@ -188,7 +188,7 @@ TEST(Maglev, FallbackSpreadsTheLostClients) {
   b[0].available = false;
   std::vector<int> got(5, 0);
   for (uint32_t ip = 0; ip < 100000; ++ip) {
-    if (s.table()[s.SlotOf(ip)] == 0) ++got[*s.Pick(b, Flow{ip, 0})];
+    if (s.slots()[s.SlotOf(ip)] == 0) ++got[*s.Pick(b, Flow{ip, 0})];
   }
   for (size_t i = 1; i < 5; ++i) EXPECT_GT(got[i], 4000) << i;  // ~5000 each, none dumped on one
 }
