@@ -36,6 +36,7 @@ void DestPicker::OnView(ServiceViewPtr view) {
   } else if (!persistence_ || !same_persistence) {
     sched::PersistenceOptions po;
     po.timeout = std::chrono::seconds(c.persistence->timeout_s);
+    po.expire_quiescent = options_.expire_quiescent_template;
     const int prefix = view->key.vip.is_v4() ? c.persistence->prefix_len : 32;
     po.netmask = prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix);
     auto table = sched::PersistenceTable::Create(po);

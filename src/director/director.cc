@@ -241,6 +241,8 @@ Status Director::StartServices(EngineOptions::LookupSockets lookup) {
   eo.sched.dwlc_reference_ms = config_.dwlc_reference_ms;
   eo.nat.connect_timeout = std::chrono::milliseconds(config_.nat_connect_timeout_ms);
   eo.udp_session_timeout = std::chrono::seconds(config_.udp_session_timeout_s);
+  eo.nat.expire_nodest_conn = config_.expire_nodest_conn;
+  eo.sched.expire_quiescent_template = config_.expire_quiescent_template;
   eo.builtin = BuiltinServiceKeys(config_, lookup_port_);
   eo.lookup = std::move(lookup);
   eo.dr_decay_period = std::chrono::milliseconds(config_.heartbeat_interval_ms);

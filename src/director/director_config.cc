@@ -33,6 +33,12 @@ void DirectorConfig::Bind(ConfigTable& t) {
          "nat: connect timeout to a destination; a failed connect goes to another one");
   t.Bind("udp_session_timeout_s", &udp_session_timeout_s,
          "UDP nat: a session ends after this long without a datagram (ipvsadm --set udp)");
+  t.Bind("expire_nodest_conn", &expire_nodest_conn,
+         "nat: close the open connections and UDP sessions of a destination when it is removed "
+         "(LVS sysctl; false = they go on to the old address until they end)");
+  t.Bind("expire_quiescent_template", &expire_quiescent_template,
+         "persistence: a known client of a weight-0 destination is scheduled anew (LVS sysctl; "
+         "false = it keeps going to its destination)");
   t.Bind("ring_port", &ring_port,
          "TCP port for ring clients: the route table, the owner of a key, and via-director "
          "clip relay requests (docs/protocol.md \"Clip relay\")");

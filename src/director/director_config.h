@@ -59,6 +59,10 @@ struct DirectorConfig {
   std::optional<vservice::VirtualServiceTable> services;
   uint32_t nat_connect_timeout_ms = 2000;  // nat: a connect slower than this is redispatched
   uint32_t udp_session_timeout_s = 300;    // UDP nat sessions (ipvsadm --set udp)
+  // LVS's sysctls of these names (flow_expiry.h, persistence.h): close the flows to a removed
+  // destination; stop sending known persistent clients to a quiescent (weight 0) one.
+  bool expire_nodest_conn = false;
+  bool expire_quiescent_template = false;
   // The rqlite-compatible HTTP API (DESIGN §9a), served with or without replication.
   std::string http_listen = "127.0.0.1";
   uint16_t http_port = 4001;  // rqlite's own default, so its clients find it

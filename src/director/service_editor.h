@@ -56,6 +56,8 @@ struct ServiceRuntime {
   uint64_t no_dest = 0;
   uint64_t malformed = 0;
   uint64_t too_large = 0;
+  // nat: open connections / sessions the director closed at a change (flow_expiry.h)
+  uint64_t flows_ended = 0;
 };
 
 class ServiceEditor {

@@ -188,7 +188,8 @@ Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
       }
       workers.push_back(std::make_shared<UdpNatService>(
           io, clock_, options_.sched,
-          UdpNatOptions{.session_timeout = options_.udp_session_timeout},
+          UdpNatOptions{.session_timeout = options_.udp_session_timeout,
+                        .expire_nodest_conn = options_.nat.expire_nodest_conn},
           std::move(socket).value()));
     }
   }

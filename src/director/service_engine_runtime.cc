@@ -65,6 +65,7 @@ ServiceRuntime ServiceEngine::RuntimeOf(const vservice::VirtualService& vs) cons
   r.no_dest = Read(view.stats->no_dest);
   r.malformed = Read(view.stats->malformed);
   r.too_large = Read(view.stats->too_large);
+  r.flows_ended = Read(view.stats->flows_ended);
   for (const DestView& d : view.dests) {
     DestRuntime dr;
     dr.dest = d.dest;

@@ -65,6 +65,10 @@ void WriteServiceMetrics(std::ostream& o, const std::vector<ServiceRuntime>& ser
              [](S s) { return s.bytes_in; });
   PerService(o, services, "vsc_service_bytes_total", ",direction=\"out\"",
              [](S s) { return s.bytes_out; });
+  Header(o, "vsc_service_flows_ended_total", "counter",
+         "Open connections or UDP sessions closed by the director when their destination was "
+         "removed (expire_nodest_conn) or marked down (on_marked_down = shutdown-sessions).");
+  PerService(o, services, "vsc_service_flows_ended_total", "", [](S s) { return s.flows_ended; });
   Header(o, "vsc_dest_up", "gauge",
          "1 when a destination takes new work (its check and membership both say so).");
   PerDest(o, services, "vsc_dest_up", "", [](D d) { return d.usable ? 1 : 0; });

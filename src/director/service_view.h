@@ -45,6 +45,8 @@ struct ServiceStats {
   std::atomic<uint64_t> no_dest{0};       // refused: no usable destination and no sorry server
   std::atomic<uint64_t> to_sorry{0};      // sent to the sorry server
   std::atomic<uint64_t> redispatched{0};  // a connect failed and another destination took it
+  // nat: open connections / UDP sessions closed by the director at a change (flow_expiry.h)
+  std::atomic<uint64_t> flows_ended{0};
   // The lookup service over UDP (dr): datagrams dropped before scheduling.
   std::atomic<uint64_t> malformed{0};  // not a lookup request (also: truncated by the kernel)
   std::atomic<uint64_t> too_large{0};  // no room for the forward header
@@ -59,10 +61,12 @@ inline uint64_t Read(const std::atomic<uint64_t>& a) { return a.load(std::memory
 struct DestView {
   vservice::AddrPort dest;
   vservice::Method method = vservice::Method::kNat;
-  std::string server_id;     // agent id, empty for a static destination
-  sched::Backend backend;    // weight / availability / load; active counts come from stats
-  uint32_t u_threshold = 0;  // ipvsadm -x; 0 = none
-  std::string state;         // "UP", "DOWN", "QUIESCENT", or the agent's membership state
+  std::string server_id;           // agent id, empty for a static destination
+  sched::Backend backend;          // weight / availability / load; active counts come from stats
+  uint32_t u_threshold = 0;        // ipvsadm -x; 0 = none
+  std::string state;               // "UP", "DOWN", "QUIESCENT", or the agent's membership state
+  bool check_down = false;         // its health check says DOWN
+  bool shutdown_sessions = false;  // on_marked_down = shutdown-sessions (flow_expiry.h)
   std::shared_ptr<DestStats> stats;
 };
 

@@ -13,6 +13,8 @@ DestView BuildDest(const vservice::AddrPort& addr, const vservice::DestConfig& c
   d.method = config.method;
   d.server_id = config.agent_id.empty() && in.agent ? in.agent->reg.id : config.agent_id;
   d.u_threshold = config.u_threshold;
+  d.check_down = !in.check_up;
+  d.shutdown_sessions = config.shutdown_sessions;
   d.stats = in.stats;
   d.backend.key = sched::StableKey(vservice::ToString(addr));
   uint32_t weight = in.check_weight.value_or(config.weight);

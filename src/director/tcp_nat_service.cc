@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "director/flow_expiry.h"
+
 namespace vsc::director {
 
 asio::ip::address ToAsio(const vservice::IpAddress& ip) {
@@ -36,6 +38,27 @@ struct OpenConn {
 };
 
 }  // namespace
+
+void TcpNatService::OnView(ServiceViewPtr view) {
+  const ServiceViewPtr previous = picker_.view();
+  picker_.OnView(view);
+  for (const FlowsToEndEntry& e : FlowsToEnd(previous.get(), *view, options_.expire_nodest_conn)) {
+    const size_t n = EndFlows(e.dest, EndReasonText(e.reason));
+    if (n == 0) continue;
+    Bump(view->stats->flows_ended, n);
+    spdlog::info("nat {}: closed {} connection(s) to {}: {}", vservice::ToString(view->key), n,
+                 vservice::ToString(e.dest), EndReasonText(e.reason));
+  }
+}
+
+size_t TcpNatService::EndFlows(const vservice::AddrPort& dest, const std::string& reason) {
+  // Close() resets the sockets now; each session unregisters itself when its proxy returns.
+  std::vector<std::shared_ptr<net::ProxyCloser>> closers;
+  auto [first, last] = open_.equal_range(dest);
+  for (auto it = first; it != last; ++it) closers.push_back(it->second);
+  for (const auto& c : closers) c->Close(reason);
+  return closers.size();
+}
 
 void TcpNatService::Start() {
   std::weak_ptr<TcpNatService> weak = weak_from_this();
@@ -89,9 +112,20 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
   ServiceStats& svc = *view->stats;
   std::shared_ptr<DestStats> dest;
   std::optional<asio::ip::tcp::socket> upstream;
+  std::optional<OpenFlows::iterator> registered;
+  auto closer = std::make_shared<net::ProxyCloser>();
   if (auto got = co_await Dispatch(self, view, caddr)) {
     upstream.emplace(std::move(got->first));
     dest = view->dests[got->second].stats;
+    const vservice::AddrPort& addr = view->dests[got->second].dest;
+    registered = self->open_.emplace(addr, closer);
+    // A view that came while this connect was under way may already have ended its flows.
+    if (const ServiceViewPtr& now = self->picker_.view(); now != view) {
+      for (const FlowsToEndEntry& e :
+           FlowsToEnd(view.get(), *now, self->options_.expire_nodest_conn)) {
+        if (e.dest == addr) closer->Close(EndReasonText(e.reason));
+      }
+    }
   } else if (view->config.sorry_server && view->sorry_stats) {
     auto up = co_await net::Connect(self->io_.get_executor(), Endpoint(*view->config.sorry_server),
                                     self->options_.connect_timeout);
@@ -111,7 +145,9 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
   net::ProxyOptions po = self->options_.proxy;
   po.live_bytes = {{{&dest->bytes_in, &svc.bytes_in}, {&dest->bytes_out, &svc.bytes_out}}};
   po.live_writes = {{{&dest->packets_in, &svc.packets_in}, {&dest->packets_out, &svc.packets_out}}};
+  po.closer = closer;
   co_await net::Proxy(std::move(client), std::move(*upstream), po);
+  if (registered) self->open_.erase(*registered);
 }
 
 }  // namespace vsc::director

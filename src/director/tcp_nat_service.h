@@ -6,12 +6,17 @@
 // control thread (passive check). With no usable destination the sorry server takes the flow;
 // without one the client is closed and the refusal counted.
 //
+// Each proxied connection is registered by destination, so a new view can end those that
+// FlowsToEnd names (a removed destination under expire_nodest_conn, a destination marked down
+// with on_marked_down = shutdown-sessions): both sides are reset and the end counted.
+//
 // Owned through shared_ptr: each session holds a reference, so the service may be dropped by
 // the engine (service deleted) while sessions finish on the worker. Every method on the worker.
 #pragma once
 
 #include <asio.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -32,6 +37,7 @@ using ConnectFailureFn =
 struct NatOptions {
   Duration connect_timeout = std::chrono::seconds(2);
   net::ProxyOptions proxy;
+  bool expire_nodest_conn = false;  // flow_expiry.h
 };
 
 class TcpNatService : public WorkerService, public std::enable_shared_from_this<TcpNatService> {
@@ -49,9 +55,12 @@ class TcpNatService : public WorkerService, public std::enable_shared_from_this<
 
   void Start() override;
   void Stop() override;
-  void OnView(ServiceViewPtr view) override { picker_.OnView(std::move(view)); }
+  void OnView(ServiceViewPtr view) override;
 
  private:
+  using OpenFlows = std::multimap<vservice::AddrPort, std::shared_ptr<net::ProxyCloser>>;
+  // Ends the open connections to `dest`; returns how many.
+  size_t EndFlows(const vservice::AddrPort& dest, const std::string& reason);
   static asio::awaitable<void> Session(std::shared_ptr<TcpNatService> self,
                                        asio::ip::tcp::socket client);
   // Connects to a usable destination, trying others after a failure. Returns the socket and
@@ -65,6 +74,7 @@ class TcpNatService : public WorkerService, public std::enable_shared_from_this<
   NatOptions options_;
   ConnectFailureFn on_failure_;
   std::unique_ptr<net::TcpListener> listener_;
+  OpenFlows open_;  // proxied connections by destination (not the sorry server's)
 };
 
 // Conversions between the table's addresses and Asio's.

@@ -5,6 +5,7 @@
 
 #include <asio/experimental/as_tuple.hpp>
 
+#include "director/flow_expiry.h"
 #include "director/tcp_nat_service.h"
 #include "net/endpoint.h"
 
@@ -26,6 +27,7 @@ struct UdpNatService::Session {
   asio::steady_timer timer;        // one-packet sessions: the reply window
   asio::ip::udp::endpoint client_ep;
   vservice::AddrPort client;
+  vservice::AddrPort dest_addr;
   std::shared_ptr<DestStats> dest;
   std::shared_ptr<ServiceStats> service;
   bool one_packet = false;
@@ -71,6 +73,33 @@ void UdpNatService::Stop() {
   expiry_.cancel();
   auto sessions = std::move(sessions_);
   for (auto& [client, s] : sessions) CloseSession(s);
+}
+
+void UdpNatService::OnView(ServiceViewPtr view) {
+  const ServiceViewPtr previous = picker_.view();
+  picker_.OnView(view);
+  for (const FlowsToEndEntry& e : FlowsToEnd(previous.get(), *view, options_.expire_nodest_conn)) {
+    const size_t n = EndSessions(e.dest);
+    if (n == 0) continue;
+    Bump(view->stats->flows_ended, n);
+    spdlog::info("nat {}: closed {} session(s) to {}: {}", vservice::ToString(view->key), n,
+                 vservice::ToString(e.dest), EndReasonText(e.reason));
+  }
+}
+
+size_t UdpNatService::EndSessions(const vservice::AddrPort& dest) {
+  size_t n = 0;
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    if (it->second->dest_addr != dest) {
+      ++it;
+      continue;
+    }
+    CloseSession(it->second);
+    table_.Close(it->first);
+    it = sessions_.erase(it);
+    ++n;
+  }
+  return n;
 }
 
 void UdpNatService::ArmExpiry() {
@@ -142,6 +171,7 @@ std::shared_ptr<UdpNatService::Session> UdpNatService::OpenSession(
     return nullptr;
   }
   auto s = std::make_shared<Session>(io_, from, client);
+  s->dest_addr = *dest;
   s->dest = stats;
   s->service = view->stats;
   s->one_packet = one_packet;

@@ -7,7 +7,9 @@
 // is scheduled on its own; its upstream socket relays the replies that arrive within
 // `ops_reply_window` and is closed. At the table's limit a new client is refused and counted.
 // With no usable destination the sorry server takes the datagram; without one it is counted
-// as refused.
+// as refused. A new view ends the sessions FlowsToEnd names (a removed destination under
+// expire_nodest_conn, one marked down with on_marked_down = shutdown-sessions): the client's next
+// datagram opens a new session to a usable destination.
 //
 // SO_REUSEPORT hashes a client's 4-tuple to one worker, so a session never leaves its worker.
 // Owned through shared_ptr (coroutines hold it); every method on the worker's thread.
@@ -29,6 +31,7 @@ struct UdpNatOptions {
   Duration session_timeout = std::chrono::seconds(300);
   Duration ops_reply_window = std::chrono::seconds(2);
   size_t max_sessions = 65536;
+  bool expire_nodest_conn = false;  // flow_expiry.h
 };
 
 // A UDP socket bound to `ep` with SO_REUSEPORT, one per worker. kIo naming the endpoint when the
@@ -42,7 +45,7 @@ class UdpNatService : public WorkerService, public std::enable_shared_from_this<
 
   void Start() override;
   void Stop() override;
-  void OnView(ServiceViewPtr view) override { picker_.OnView(std::move(view)); }
+  void OnView(ServiceViewPtr view) override;
 
   struct Session;
 
@@ -54,6 +57,8 @@ class UdpNatService : public WorkerService, public std::enable_shared_from_this<
   std::shared_ptr<Session> OpenSession(const asio::ip::udp::endpoint& from,
                                        const vservice::AddrPort& client, bool one_packet);
   void CloseSession(const std::shared_ptr<Session>& s);
+  // Closes the sessions to `dest` and forgets them; returns how many.
+  size_t EndSessions(const vservice::AddrPort& dest);
   void ArmExpiry();
 
   asio::io_context& io_;

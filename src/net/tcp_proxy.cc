@@ -14,6 +14,7 @@
 #include <csignal>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "net/endpoint.h"
@@ -267,6 +268,21 @@ std::once_flag g_sigpipe_once;
 
 }  // namespace
 
+void ProxyCloser::Close(const std::string& reason) {
+  if (close_) {
+    auto close = std::move(close_);
+    close_ = nullptr;
+    close(reason);
+  } else if (!pending_) {
+    pending_ = reason;
+  }
+}
+
+void ProxyCloser::Bind(std::function<void(const std::string&)> close) {
+  close_ = std::move(close);
+  if (pending_) Close(*std::exchange(pending_, std::nullopt));
+}
+
 asio::awaitable<ProxyResult> Proxy(tcp::socket a, tcp::socket b, ProxyOptions options) {
   using namespace asio::experimental::awaitable_operators;
   std::call_once(g_sigpipe_once, [] { std::signal(SIGPIPE, SIG_IGN); });
@@ -285,7 +301,16 @@ asio::awaitable<ProxyResult> Proxy(tcp::socket a, tcp::socket b, ProxyOptions op
     ArmIdleWatch(st, std::max<Duration>(idle / kQuietTicks, std::chrono::milliseconds(1)));
   }
 
+  if (options.closer) {
+    options.closer->Bind([weak = std::weak_ptr<ProxyState>(st)](const std::string& reason) {
+      auto s = weak.lock();
+      if (!s || s->closed) return;
+      s->status = Unavailable("proxy: closed by the director: " + reason);
+      CloseBoth(*s, /*abortive=*/true);
+    });
+  }
   co_await (Pump(st, 0) && Pump(st, 1));
+  if (options.closer) options.closer->Unbind();
 
   CloseBoth(*st, /*abortive=*/false);
   co_return ProxyResult{st->dir[0].bytes, st->dir[1].bytes, st->spliced, st->status};

@@ -15,7 +15,8 @@
 // Half-close: when one side ends its stream (EOF), the proxy finishes writing what it holds to
 // the other side, then shuts down the other side's write half; the opposite direction keeps
 // flowing. The proxy ends when both directions have seen EOF (status OK), when a socket fails
-// (ECONNRESET, EPIPE...: both sockets are reset, status kIo naming the side), or when neither
+// (ECONNRESET, EPIPE...: both sockets are reset, status kIo naming the side), when its owner
+// closes it (ProxyCloser: both reset, kUnavailable with the owner's reason), or when neither
 // direction moved a byte for idle_timeout (both closed, status kUnavailable). Idle detection
 // ticks every idle_timeout/4, so an idle connection is closed after between 1 and 1.25 times
 // idle_timeout; idle_timeout <= 0 disables it.
@@ -25,18 +26,38 @@
 // socket whose peer is gone raises SIGPIPE (there is no MSG_NOSIGNAL for splice).
 #pragma once
 
+#include <array>
 #include <asio/any_io_executor.hpp>
 #include <asio/awaitable.hpp>
 #include <asio/ip/tcp.hpp>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "common/clock.h"
 #include "common/status.h"
 
 namespace vsc::net {
+
+// Ends a running Proxy from outside, as LVS's expire_nodest_conn and HAProxy's
+// `on-marked-down shutdown-sessions` end flows to a removed or failed server: the owner passes
+// one in ProxyOptions::closer and calls Close() on the proxy's executor; both sockets are reset
+// and Proxy returns kUnavailable naming the reason. Close() before the proxy starts ends it as
+// it starts; after it ended, Close() does nothing. Bind/Unbind are Proxy's.
+class ProxyCloser {
+ public:
+  void Close(const std::string& reason);
+  void Bind(std::function<void(const std::string&)> close);
+  void Unbind() { close_ = nullptr; }
+
+ private:
+  std::function<void(const std::string&)> close_;
+  std::optional<std::string> pending_;
+};
 
 struct ProxyOptions {
   Duration idle_timeout = std::chrono::seconds(300);
@@ -47,6 +68,7 @@ struct ProxyOptions {
   // "packets" of a stream, as near as user space sees them).
   std::array<std::array<std::atomic<uint64_t>*, 2>, 2> live_bytes{};
   std::array<std::array<std::atomic<uint64_t>*, 2>, 2> live_writes{};
+  std::shared_ptr<ProxyCloser> closer;  // optional
 };
 
 struct ProxyResult {

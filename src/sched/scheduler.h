@@ -65,14 +65,17 @@ class Scheduler {
 };
 
 struct SchedulerOptions {
-  uint32_t mh_table_size = 65537;   // Maglev table size M; must be prime (Maglev §3.4)
-  double dwlc_reference_ms = 700;   // seed 003: w = reference - T, 0 when T >= reference
-  uint64_t seed = 1;                // salts the hashes of mh; equal seeds give equal tables
+  uint32_t mh_table_size = 65537;  // Maglev table size M; must be prime (Maglev §3.4)
+  double dwlc_reference_ms = 700;  // seed 003: w = reference - T, 0 when T >= reference
+  uint64_t seed = 1;               // salts the hashes of mh; equal seeds give equal tables
   // dwlc: when every usable server has a derived weight of 0 (all at or over the reference),
   // schedule by configured weights instead of refusing all new work. Refusing would starve
   // the servers of the requests that refresh their response-time EWMA, so a saturated
   // cluster could never recover. false = the seed's letter: no server, no pick.
   bool dwlc_fallback_when_saturated = true;
+  // Persistence in front of any scheduler (PersistenceOptions::expire_quiescent): LVS sysctl
+  // expire_quiescent_template; false = a known client still goes to its server at weight 0.
+  bool expire_quiescent_template = false;
 };
 
 // Makes the scheduler called `name` (one of SchedulerNames()). InvalidArgument for an unknown

@@ -118,6 +118,7 @@ Result<Change> Apply(VirtualServiceTable& table, const Command& cmd) {
         if (auto it = s->dests.find(*cmd.real_server); it != s->dests.end()) {
           config.agent_id = it->second.agent_id;
           config.check = it->second.check;
+          config.shutdown_sessions = it->second.shutdown_sessions;
         }
       }
       return table.EditDest(*cmd.service, *cmd.real_server, config);
@@ -162,6 +163,7 @@ Result<VirtualServiceTable> ReplaceFromRules(const VirtualServiceTable& current,
       DestConfig d = dest;
       d.agent_id = it->second.agent_id;
       d.check = it->second.check;
+      d.shutdown_sessions = it->second.shutdown_sessions;
       VSC_RETURN_IF_ERROR(kept.EditDest(key, addr, d).status());
     }
   }

@@ -8,8 +8,8 @@
 //   -a -t 10.0.0.1:80 -r 192.168.1.11:80 -m -w 1
 // One deliberate difference: a destination with thresholds gets " -x U -y L" (ipvsadm -S drops
 // them, so its own -R loses them; ipvsadm -R reads these options, so the file still restores
-// into ipvsadm). Addresses are always numeric, with or without -n. Sorry servers, checks and
-// agent ids are vsc's own and not part of this format.
+// into ipvsadm). Addresses are always numeric, with or without -n. Sorry servers, checks,
+// agent ids and on_marked_down are vsc's own and not part of this format.
 //
 // RestoreRules reads such a file: one ipvsadm command per line, an optional leading "ipvsadm"
 // word, '#' to the end of a line is a comment, blank lines are skipped. Lines may hold -A -E -D
@@ -42,8 +42,8 @@ Result<std::vector<RuleLine>> ParseRules(std::string_view text);
 
 // Applies one table command (-A -E -D -a -e -d -C) as ipvsadm would: options not given take
 // ipvsadm's defaults (ToServiceConfig / ToDestConfig). What ipvsadm cannot express is kept:
-// -E keeps the sorry server, -e keeps the agent id and the check. InvalidArgument for a command
-// that does not change the table (-L, -S, -R, -Z, --set).
+// -E keeps the sorry server, -e keeps the agent id, the check and on_marked_down.
+// InvalidArgument for a command that does not change the table (-L, -S, -R, -Z, --set).
 Result<Change> Apply(VirtualServiceTable& table, const Command& command);
 
 // Parses `text` and applies every line to `table`, atomically. Returns each line's Change.
@@ -51,8 +51,9 @@ Result<std::vector<Change>> RestoreRules(VirtualServiceTable& table, std::string
 
 // The table that `text` describes, as `ipvsadm -C` then `ipvsadm -R` would build it, keeping
 // from `current` what the save format cannot express: the sorry server of a service, and the
-// agent id and check of a destination, for every service and destination `text` keeps. So
-// restoring what SaveRules wrote gives `current` back. All or nothing, errors as RestoreRules.
+// agent id, check and on_marked_down of a destination, for every service and destination `text`
+// keeps. So restoring what SaveRules wrote gives `current` back. All or nothing, errors as
+// RestoreRules.
 Result<VirtualServiceTable> ReplaceFromRules(const VirtualServiceTable& current,
                                              std::string_view text);
 

@@ -176,7 +176,22 @@ Result<AddrPort> ReadAddrPort(Keys& k, std::string_view key, bool required) {
 struct ServerDefaults {
   Method method = Method::kNat;  // keepalived's default lb_kind
   std::optional<CheckConfig> check;
+  bool shutdown_sessions = false;
 };
+
+// HAProxy's `on-marked-down` action: "shutdown-sessions" or "none" (its default, no action).
+Status ReadOnMarkedDown(Keys& k, bool& shutdown_sessions) {
+  VSC_ASSIGN_OR_RETURN(auto text, k.String("on_marked_down"));
+  if (!text) return Status::Ok();
+  if (*text != "shutdown-sessions" && *text != "none") {
+    return k.Fail("on_marked_down",
+                  "must be \"shutdown-sessions\" (close its connections when its check marks "
+                  "it down) or \"none\" (they go on), not \"" +
+                      *text + "\"");
+  }
+  shutdown_sessions = *text == "shutdown-sessions";
+  return Status::Ok();
+}
 
 Result<std::pair<AddrPort, DestConfig>> ParseServer(const toml::table& t, const std::string& where,
                                                     const ServerDefaults& defaults) {
@@ -197,6 +212,8 @@ Result<std::pair<AddrPort, DestConfig>> ParseServer(const toml::table& t, const 
   if (lower) d.l_threshold = static_cast<uint32_t>(*lower);
   VSC_ASSIGN_OR_RETURN(auto agent, k.String("agent"));
   if (agent) d.agent_id = *agent;
+  d.shutdown_sessions = defaults.shutdown_sessions;
+  VSC_RETURN_IF_ERROR(ReadOnMarkedDown(k, d.shutdown_sessions));
   d.check = defaults.check;
   if (const toml::table* c = k.Table("check")) {
     if (!d.check) d.check = CheckConfig{};
@@ -274,6 +291,7 @@ Status ReadService(const toml::table& t, const std::string& where, VirtualServic
     defaults.check = CheckConfig{};
     VSC_RETURN_IF_ERROR(ReadCheckFields(*c, named + " check", *defaults.check));
   }
+  VSC_RETURN_IF_ERROR(ReadOnMarkedDown(k, defaults.shutdown_sessions));
   if (const toml::node* servers = k.Get("server")) {
     const toml::array* list = servers->as_array();
     if (list == nullptr) return k.Fail("server", "must be [[service.server]] tables");
@@ -330,6 +348,7 @@ toml::table ServerToml(const AddrPort& addr, const DestConfig& d) {
                 {"uthreshold", static_cast<int64_t>(d.u_threshold)},
                 {"lthreshold", static_cast<int64_t>(d.l_threshold)}};
   if (!d.agent_id.empty()) t.insert("agent", d.agent_id);
+  if (d.shutdown_sessions) t.insert("on_marked_down", "shutdown-sessions");
   if (d.check) t.insert("check", CheckToml(*d.check));
   return t;
 }

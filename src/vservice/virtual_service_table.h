@@ -65,6 +65,9 @@ struct DestConfig {
   uint32_t l_threshold = 0;  // ipvsadm -y: work again below this; 0 = 3/4 of u_threshold
   std::string agent_id;      // the registering vsc realserver's id; empty = static server
   std::optional<CheckConfig> check;
+  // HAProxy's `on-marked-down shutdown-sessions`: when its check marks it down, its open
+  // connections and UDP sessions are closed at once (otherwise they go on).
+  bool shutdown_sessions = false;
   friend bool operator==(const DestConfig&, const DestConfig&) = default;
 };
 

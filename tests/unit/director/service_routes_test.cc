@@ -244,6 +244,7 @@ TEST_F(ServiceRoutesTest, RatesAndMetricsFollowTheRuntime) {
   routes_.SampleRates();
   clock_.Advance(1s);
   figures.connections = 30;
+  figures.flows_ended = 2;
   editor_.runtime_for = figures;
   routes_.SampleRates();
   json s = Body(Call("GET", "/v1/services"))["services"][0];
@@ -257,6 +258,8 @@ TEST_F(ServiceRoutesTest, RatesAndMetricsFollowTheRuntime) {
   EXPECT_NE(m.find("vsc_service_connections_total{service=\"tcp/10.0.0.1:80\"} 30\n"),
             std::string::npos)
       << m;
+  EXPECT_NE(m.find("vsc_service_flows_ended_total{service=\"tcp/10.0.0.1:80\"} 2\n"),
+            std::string::npos);
   EXPECT_NE(m.find("vsc_dest_active_connections{service=\"tcp/10.0.0.1:80\","
                    "server=\"192.168.1.12:8080\"} 2\n"),
             std::string::npos);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "director/dest_picker.h"
+#include "director/flow_expiry.h"
 #include "director/sched_table_share.h"
 
 namespace vsc::director {
@@ -253,6 +254,65 @@ TEST(SchedTableShare, OnlyAMembershipOrWeightChangeBuildsATable) {
     EXPECT_FALSE(ShareSchedTable(v5.get(), *v6, options));
     w1.OnView(std::shared_ptr<const ServiceView>(v6));
     EXPECT_EQ(w1.sched_table(), shared->sched_table.get());
+  }
+}
+
+// Which flows a new view ends: a removed destination's under expire_nodest_conn only; a
+// destination marked down by its check only with shutdown-sessions; never for weight 0, a
+// passive mark or a drained agent.
+TEST(FlowsToEnd, RemovalAndMarkedDownPerTheirOptions) {
+  VirtualService vs = Service(4);
+  auto it = vs.dests.begin();
+  const AddrPort removed = it->first;
+  const AddrPort quiesced = (++it)->first;
+  const AddrPort shut = (++it)->first;
+  const AddrPort down_kept = (++it)->first;
+  vs.dests.at(shut).shutdown_sessions = true;
+  auto before = BuildServiceView(vs, Inputs(4), 1);
+  EXPECT_TRUE(FlowsToEnd(nullptr, *before, true).empty());
+  EXPECT_TRUE(FlowsToEnd(before.get(), *before, true).empty());
+
+  vs.dests.erase(removed);
+  vs.dests.at(quiesced).weight = 0;
+  std::vector<DestInputs> in = Inputs(3);
+  in[1].check_up = false;     // shut: marked down
+  in[2].check_up = false;     // down_kept: marked down, no shutdown-sessions
+  in[0].passive_down = true;  // quiesced: a failed connect too
+  auto after = BuildServiceView(vs, in, 2);
+  auto ended = FlowsToEnd(before.get(), *after, /*expire_nodest_conn=*/true);
+  ASSERT_EQ(ended.size(), 2u);
+  EXPECT_EQ(ended[0].dest, removed);
+  EXPECT_EQ(ended[0].reason, EndReason::kRemoved);
+  EXPECT_EQ(ended[1].dest, shut);
+  EXPECT_EQ(ended[1].reason, EndReason::kMarkedDown);
+  ended = FlowsToEnd(before.get(), *after, /*expire_nodest_conn=*/false);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].dest, shut);
+  (void)down_kept;
+}
+
+// expire_quiescent_template: a persistent client of a weight-0 destination is scheduled anew;
+// without it the client keeps its destination.
+TEST(DestPicker, ExpireQuiescentTemplateMovesAKnownClientOffAWeightZeroDestination) {
+  for (bool expire : {false, true}) {
+    SCOPED_TRACE(expire ? "expire_quiescent_template" : "default");
+    VirtualService vs = Service(2);
+    vs.config.scheduler = "rr";
+    vs.config.persistence = vservice::Persistence{60, 32};
+    sched::SchedulerOptions options;
+    options.expire_quiescent_template = expire;
+    DestPicker p(options);
+    std::vector<DestInputs> in = Inputs(2);
+    p.OnView(std::shared_ptr<const ServiceView>(BuildServiceView(vs, in, 1)));
+    const AddrPort client{IpAddress::V4(0xc0a80001), 1};
+    const auto first = p.Pick(client, TimePoint{});
+    ASSERT_TRUE(first.has_value());
+    auto q = vs.dests.begin();
+    std::advance(q, static_cast<long>(*first));
+    q->second.weight = 0;
+    p.OnView(std::shared_ptr<const ServiceView>(BuildServiceView(vs, in, 2)));
+    const auto again = p.Pick({client.addr, 2}, TimePoint{});
+    EXPECT_EQ(again == first, !expire);
   }
 }
 

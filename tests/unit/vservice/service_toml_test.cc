@@ -153,6 +153,41 @@ TEST(ServiceTomlTest, MistakesAreRefusedWithWhereAndWhat) {
   ExpectError("[[service]]\nprotocol = \"tcp\"\naddress = \"10.0.0.1:80\"\nlb_algo = = 1\n",
               "x.toml:4");
   ExpectError("service = 3\n", "must be [[service]] tables");
+  ExpectError(svc + "on_marked_down = \"shutdown\"\n", "must be \"shutdown-sessions\"");
+}
+
+// HAProxy's on-marked-down: set on a service it is the default of its servers, which may say
+// otherwise; "none" is the default.
+TEST(ServiceTomlTest, OnMarkedDownIsAServiceDefaultAndAServerOption) {
+  auto t = LoadServicesToml(R"(
+[[service]]
+protocol = "tcp"
+address = "10.0.0.1:80"
+on_marked_down = "shutdown-sessions"
+[[service.server]]
+address = "10.1.0.1:80"
+[[service.server]]
+address = "10.1.0.2:80"
+on_marked_down = "none"
+[[service]]
+protocol = "tcp"
+address = "10.0.0.1:81"
+[[service.server]]
+address = "10.1.0.1:81"
+[[service.server]]
+address = "10.1.0.2:81"
+on_marked_down = "shutdown-sessions"
+)",
+                            "x.toml");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const auto& a = t->Find(Key("tcp", "10.0.0.1:80"))->dests;
+  const auto& b = t->Find(Key("tcp", "10.0.0.1:81"))->dests;
+  EXPECT_TRUE(a.at(Ap("10.1.0.1:80")).shutdown_sessions);
+  EXPECT_FALSE(a.at(Ap("10.1.0.2:80")).shutdown_sessions);
+  EXPECT_FALSE(b.at(Ap("10.1.0.1:81")).shutdown_sessions);
+  EXPECT_TRUE(b.at(Ap("10.1.0.2:81")).shutdown_sessions);
+  EXPECT_NE(SaveServicesToml(*t).find("on_marked_down = 'shutdown-sessions'"), std::string::npos)
+      << SaveServicesToml(*t);
 }
 
 TEST(ServiceTomlTest, SaveThenLoadGivesAnEqualTable) {

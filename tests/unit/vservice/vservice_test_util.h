@@ -120,6 +120,7 @@ inline VirtualServiceTable RandomTable(Random& rng) {
       DestConfig dc = RandomDestConfig(rng, key);
       if (rng.Uniform(2)) dc.check = RandomCheck(rng);
       if (rng.Uniform(3) == 0) dc.agent_id = "rs" + std::to_string(d);
+      dc.shutdown_sessions = rng.Uniform(4) == 0;
       (void)t.AddDest(key, RandomDestAddr(rng, key.vip.family()), dc);
     }
   }

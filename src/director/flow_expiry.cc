@@ -1,0 +1,33 @@
+#include "director/flow_expiry.h"
+
+#include <set>
+
+namespace vsc::director {
+
+std::vector<FlowsToEndEntry> FlowsToEnd(const ServiceView* previous, const ServiceView& next,
+                                        bool expire_nodest_conn) {
+  std::vector<FlowsToEndEntry> out;
+  if (previous != nullptr && expire_nodest_conn) {
+    std::set<vservice::AddrPort> kept;
+    for (const DestView& d : next.dests) kept.insert(d.dest);
+    for (const DestView& d : previous->dests) {
+      if (!kept.contains(d.dest)) out.push_back({d.dest, EndReason::kRemoved});
+    }
+  }
+  for (const DestView& d : next.dests) {
+    if (d.shutdown_sessions && d.check_down) out.push_back({d.dest, EndReason::kMarkedDown});
+  }
+  return out;
+}
+
+const char* EndReasonText(EndReason reason) {
+  switch (reason) {
+    case EndReason::kRemoved:
+      return "destination removed (expire_nodest_conn)";
+    case EndReason::kMarkedDown:
+      return "destination marked down by its check (on_marked_down = shutdown-sessions)";
+  }
+  return "?";
+}
+
+}  // namespace vsc::director
