@@ -1,8 +1,8 @@
 // DestPicker: what one worker needs to schedule new flows of one virtual service from its
 // ServiceView: a scheduler instance (its own cursor over the view's shared table, which the
-// control thread built; a new view with the same table adopts nothing), the persistence table, and a
-// backend vector whose connection counts are read, at each pick, from the cluster-wide
-// DestStats of the view (so lc/wlc/sed/nq compare the same numbers on every worker).
+// control thread built; a new view with the same table adopts nothing), the persistence table, and
+// a backend vector whose connection counts are read, at each pick, from the cluster-wide DestStats
+// of the view (so lc/wlc/sed/nq compare the same numbers on every worker).
 //
 // Pick() can exclude destinations already tried for this flow (redispatch after a failed
 // connect) and honours the upper connection threshold (ipvsadm -x: no new work at that many
@@ -35,7 +35,9 @@ class DestPicker {
   void OnView(ServiceViewPtr view);
 
   // The scheduler table in use (the view's), or nullptr.
-  const sched::SchedTable* sched_table() const { return scheduler_ ? scheduler_->table() : nullptr; }
+  const sched::SchedTable* sched_table() const {
+    return scheduler_ ? scheduler_->table() : nullptr;
+  }
 
   // Index into view()->dests of the destination for a new flow, or nullopt when none can take
   // it. `tried` flags (same size as dests, or empty) are destinations this flow already failed.
