@@ -58,6 +58,9 @@ struct ServiceRuntime {
   uint64_t too_large = 0;
   // nat: open connections / sessions the director closed at a change (flow_expiry.h)
   uint64_t flows_ended = 0;
+  // TCP: clients refused at once because the director was out of descriptors (EMFILE/ENFILE on
+  // accept or connect); not zeroed by -Z
+  uint64_t no_descriptor = 0;
 };
 
 class ServiceEditor {

@@ -66,6 +66,7 @@ ServiceRuntime ServiceEngine::RuntimeOf(const vservice::VirtualService& vs) cons
   r.malformed = Read(view.stats->malformed);
   r.too_large = Read(view.stats->too_large);
   r.flows_ended = Read(view.stats->flows_ended);
+  r.no_descriptor = Read(view.stats->no_descriptor);
   for (const DestView& d : view.dests) {
     DestRuntime dr;
     dr.dest = d.dest;

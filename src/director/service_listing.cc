@@ -3,6 +3,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "director/listing.h"
 
@@ -120,13 +122,37 @@ std::string LargeNum(uint64_t n, bool exact) {
   return buf;
 }
 
+// --stats: after the table, the services that refused clients, and why (not an ipvsadm
+// section: IPVS never refuses for lack of descriptors).
+static std::string Refusals(const std::vector<const json*>& services) {
+  std::string out;
+  for (const json* s : services) {
+    const json refused = s->value("refused", json::object());
+    const uint64_t no_server = refused.value("no_server", uint64_t{0});
+    const uint64_t no_fd = refused.value("no_descriptor", uint64_t{0});
+    if (no_server == 0 && no_fd == 0) continue;
+    const json& config = s->at("config");
+    char buf[160];
+    std::snprintf(
+        buf, sizeof(buf), "%-33s %9" PRIu64 " %13" PRIu64 "\n",
+        (Upper(config.value("protocol", "")) + "  " + config.value("address", "")).c_str(),
+        no_server, no_fd);
+    out += buf;
+  }
+  if (out.empty()) return out;
+  return "\nRefused clients                   no server out of fds\n" + out;
+}
+
 std::string RenderServices(const json& answer, const vservice::ListFlags& flags) {
   std::string out = "IP Virtual Server (vscluster user-space director)\n" + Title(flags);
+  std::vector<const json*> services;
   if (answer.contains("services")) {
-    for (const json& s : answer["services"]) RenderOne(s, flags, out);
+    for (const json& s : answer["services"]) services.push_back(&s);
   } else {
-    RenderOne(answer, flags, out);
+    services.push_back(&answer);
   }
+  for (const json* s : services) RenderOne(*s, flags, out);
+  if (flags.stats) out += Refusals(services);
   return out;
 }
 

@@ -65,6 +65,13 @@ void WriteServiceMetrics(std::ostream& o, const std::vector<ServiceRuntime>& ser
              [](S s) { return s.bytes_in; });
   PerService(o, services, "vsc_service_bytes_total", ",direction=\"out\"",
              [](S s) { return s.bytes_out; });
+  Header(o, "vsc_service_refused_total", "counter",
+         "Clients refused by a virtual service: no usable destination and no sorry server "
+         "(no_server), or the director out of descriptors (no_descriptor, closed at once).");
+  PerService(o, services, "vsc_service_refused_total", ",reason=\"no_server\"",
+             [](S s) { return s.no_dest; });
+  PerService(o, services, "vsc_service_refused_total", ",reason=\"no_descriptor\"",
+             [](S s) { return s.no_descriptor; });
   Header(o, "vsc_service_flows_ended_total", "counter",
          "Open connections or UDP sessions closed by the director when their destination was "
          "removed (expire_nodest_conn) or marked down (on_marked_down = shutdown-sessions).");

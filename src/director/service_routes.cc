@@ -308,6 +308,9 @@ json ServiceRoutes::ServiceJson(const VirtualService& service,
   return {{"key", vservice::KeyText(service.key)},
           {"config", vservice::ServiceToJson(service)},
           {"stats", TotalsJson(totals)},
+          {"refused",
+           {{"no_server", runtime ? runtime->no_dest : 0},
+            {"no_descriptor", runtime ? runtime->no_descriptor : 0}}},
           {"rates", RatesJson(rates_.Get(RateKey(service.key)))},
           {"servers", std::move(servers)}};
 }

@@ -43,6 +43,8 @@ struct ServiceStats {
   std::atomic<uint64_t> bytes_in{0};
   std::atomic<uint64_t> bytes_out{0};
   std::atomic<uint64_t> no_dest{0};       // refused: no usable destination and no sorry server
+  // refused: the director was out of descriptors (accept or connect failed with EMFILE/ENFILE)
+  std::atomic<uint64_t> no_descriptor{0};
   std::atomic<uint64_t> to_sorry{0};      // sent to the sorry server
   std::atomic<uint64_t> redispatched{0};  // a connect failed and another destination took it
   // nat: open connections / UDP sessions closed by the director at a change (flow_expiry.h)

@@ -62,18 +62,22 @@ size_t TcpNatService::EndFlows(const vservice::AddrPort& dest, const std::string
 
 void TcpNatService::Start() {
   std::weak_ptr<TcpNatService> weak = weak_from_this();
-  listener_->Start([this, weak](asio::ip::tcp::socket socket) {
-    auto self = weak.lock();
-    if (!self) return;
-    asio::co_spawn(io_, Session(std::move(self), std::move(socket)), asio::detached);
-  });
+  listener_->Start(
+      [this, weak](asio::ip::tcp::socket socket) {
+        auto self = weak.lock();
+        if (!self) return;
+        asio::co_spawn(io_, Session(std::move(self), std::move(socket)), asio::detached);
+      },
+      [this] {
+        if (const ServiceViewPtr& view = picker_.view()) Bump(view->stats->no_descriptor);
+      });
 }
 
 void TcpNatService::Stop() {
   if (listener_) listener_->Stop();
 }
 
-asio::awaitable<std::optional<std::pair<asio::ip::tcp::socket, size_t>>> TcpNatService::Dispatch(
+asio::awaitable<TcpNatService::Dispatched> TcpNatService::Dispatch(
     std::shared_ptr<TcpNatService> self, ServiceViewPtr view, vservice::AddrPort client) {
   auto tried = std::make_unique<bool[]>(view->dests.size());
   for (size_t attempt = 0; attempt < view->dests.size(); ++attempt) {
@@ -86,11 +90,10 @@ asio::awaitable<std::optional<std::pair<asio::ip::tcp::socket, size_t>>> TcpNatS
     auto up = co_await net::Connect(self->io_.get_executor(), Endpoint(d.dest),
                                     self->options_.connect_timeout);
     Drop(d.stats->inactive);
-    if (up.ok()) co_return std::pair{std::move(up).value(), *pick};
+    if (up.ok()) co_return Dispatched{std::move(up).value(), *pick, false};
     if (up.status().code() == Code::kResourceExhausted) {
       // No local socket: not this destination's fault, and no other would fare better.
-      spdlog::warn("nat {}: {}", vservice::ToString(view->key), up.status().message());
-      break;
+      co_return Dispatched{std::nullopt, 0, true};
     }
     tried[*pick] = true;
     Bump(d.stats->connect_failures);
@@ -98,7 +101,7 @@ asio::awaitable<std::optional<std::pair<asio::ip::tcp::socket, size_t>>> TcpNatS
                  up.status().message());
     if (self->on_failure_) self->on_failure_(view->key, d.dest, up.status().message());
   }
-  co_return std::nullopt;
+  co_return Dispatched{};
 }
 
 asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self,
@@ -114,10 +117,15 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
   std::optional<asio::ip::tcp::socket> upstream;
   std::optional<OpenFlows::iterator> registered;
   auto closer = std::make_shared<net::ProxyCloser>();
-  if (auto got = co_await Dispatch(self, view, caddr)) {
-    upstream.emplace(std::move(got->first));
-    dest = view->dests[got->second].stats;
-    const vservice::AddrPort& addr = view->dests[got->second].dest;
+  Dispatched got = co_await Dispatch(self, view, caddr);
+  if (got.out_of_descriptors) {
+    Bump(svc.no_descriptor);
+    co_return;  // closed at once: the client is refused, not left waiting
+  }
+  if (got.socket) {
+    upstream.emplace(std::move(*got.socket));
+    dest = view->dests[got.index].stats;
+    const vservice::AddrPort& addr = view->dests[got.index].dest;
     registered = self->open_.emplace(addr, closer);
     // A view that came while this connect was under way may already have ended its flows.
     if (const ServiceViewPtr& now = self->picker_.view(); now != view) {
@@ -133,6 +141,9 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
       upstream.emplace(std::move(up).value());
       dest = view->sorry_stats;
       Bump(svc.to_sorry);
+    } else if (up.status().code() == Code::kResourceExhausted) {
+      Bump(svc.no_descriptor);
+      co_return;
     }
   }
   if (!upstream) {

@@ -4,7 +4,9 @@
 // buffers). When a connect fails the flow is redispatched to another destination, so the
 // client sees no failure while a usable destination exists, and the failure is reported to the
 // control thread (passive check). With no usable destination the sorry server takes the flow;
-// without one the client is closed and the refusal counted.
+// without one the client is closed and the refusal counted. Out of descriptors (the accept or
+// the connect fails with EMFILE/ENFILE) the client is refused at once, not left hanging, and
+// counted apart (ServiceStats::no_descriptor).
 //
 // Each proxied connection is registered by destination, so a new view can end those that
 // FlowsToEnd names (a removed destination under expire_nodest_conn, a destination marked down
@@ -63,10 +65,14 @@ class TcpNatService : public WorkerService, public std::enable_shared_from_this<
   size_t EndFlows(const vservice::AddrPort& dest, const std::string& reason);
   static asio::awaitable<void> Session(std::shared_ptr<TcpNatService> self,
                                        asio::ip::tcp::socket client);
-  // Connects to a usable destination, trying others after a failure. Returns the socket and
-  // the destination index, or nullopt when none could be reached.
-  static asio::awaitable<std::optional<std::pair<asio::ip::tcp::socket, size_t>>> Dispatch(
-      std::shared_ptr<TcpNatService> self, ServiceViewPtr view, vservice::AddrPort client);
+  struct Dispatched {
+    std::optional<asio::ip::tcp::socket> socket;  // connected to dests[index], if any
+    size_t index = 0;
+    bool out_of_descriptors = false;  // no local socket: no destination was to blame
+  };
+  // Connects to a usable destination, trying others after a failure.
+  static asio::awaitable<Dispatched> Dispatch(std::shared_ptr<TcpNatService> self,
+                                              ServiceViewPtr view, vservice::AddrPort client);
 
   asio::io_context& io_;
   const Clock& clock_;

@@ -1,6 +1,8 @@
 #include "net/tcp_listener.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -10,7 +12,12 @@
 
 namespace vsc::net {
 
-TcpListener::TcpListener(asio::io_context& ctx) : acceptor_(ctx), backoff_(ctx) {}
+namespace {
+int OpenSpare() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
+}  // namespace
+
+TcpListener::TcpListener(asio::io_context& ctx)
+    : acceptor_(ctx), backoff_(ctx), spare_(OpenSpare()) {}
 
 TcpListener::~TcpListener() { Stop(); }
 
@@ -26,8 +33,8 @@ Result<std::unique_ptr<TcpListener>> TcpListener::Listen(asio::io_context& ctx,
   if (ec) return ErrnoStatus(what + " (SO_REUSEADDR)", ec.value());
   if (reuse_port) {
     int one = 1;
-    if (::setsockopt(l->acceptor_.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one,
-                     sizeof(one)) != 0) {
+    if (::setsockopt(l->acceptor_.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) !=
+        0) {
       return ErrnoStatus(what + " (SO_REUSEPORT)", errno);
     }
   }
@@ -41,8 +48,9 @@ Result<std::unique_ptr<TcpListener>> TcpListener::Listen(asio::io_context& ctx,
 
 uint16_t TcpListener::local_port() const { return port_; }
 
-void TcpListener::Start(AcceptHandler on_accept) {
+void TcpListener::Start(AcceptHandler on_accept, RefusedHandler on_refused) {
   on_accept_ = std::move(on_accept);
+  on_refused_ = std::move(on_refused);
   running_ = true;
   Accept();
 }
@@ -66,6 +74,12 @@ void TcpListener::Accept() {
     }
     if (ec == asio::error::operation_aborted) return;
     const int err = ec.value();
+    if ((err == EMFILE || err == ENFILE) && RefuseOne()) {
+      if (on_refused_) on_refused_();
+      if (alive.expired() || !running_) return;
+      Accept();
+      return;
+    }
     if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
       // Out of descriptors or memory: accepting again at once would fail again at once.
       spdlog::warn("accept on port {}: {}; pausing 50 ms", port_, ec.message());
@@ -78,6 +92,21 @@ void TcpListener::Accept() {
     }
     Accept();
   });
+}
+
+bool TcpListener::RefuseOne() {
+  if (!spare_.valid()) spare_.Reset(OpenSpare());
+  if (!spare_.valid()) return false;
+  spare_.Reset();
+  const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) {
+    const linger reset{1, 0};  // close with RST: the client is refused at once
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    ::close(fd);
+  }
+  spare_.Reset(OpenSpare());
+  if (fd < 0) return false;
+  return true;
 }
 
 }  // namespace vsc::net

@@ -2,10 +2,15 @@
 // process: ipvsadm's verbs through `vsc adm`, the saved table across a restart, a SIGHUP reload
 // of the configuration's [[service]] tables, and `-S | -R` (ipvsadm's save and restore).
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 
+#include <asio.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/subprocess.h"
 #include "integration/cluster_harness.h"
@@ -139,6 +144,116 @@ TEST_F(ServicesCliTest, SaveThenRestoreGivesTheSameTable) {
   EXPECT_EQ(restore->Wait(20s), 0) << ReadFile(so.log_path);
   EXPECT_EQ(Saved(), saved);
   EXPECT_EQ(director_->Terminate(10s), 0);
+}
+
+// A TCP echo server on its own thread (a real server behind the service).
+class EchoServer {
+ public:
+  EchoServer() : acceptor_(io_, {asio::ip::address_v4::loopback(), 0}) {
+    Accept();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~EchoServer() {
+    io_.stop();
+    thread_.join();
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  void Accept() {
+    acceptor_.async_accept([this](const asio::error_code& ec, asio::ip::tcp::socket s) {
+      if (ec) return;
+      Echo(std::make_shared<asio::ip::tcp::socket>(std::move(s)), std::make_shared<char>());
+      Accept();
+    });
+  }
+  static void Echo(std::shared_ptr<asio::ip::tcp::socket> s, std::shared_ptr<char> c) {
+    s->async_read_some(asio::buffer(c.get(), 1), [s, c](const asio::error_code& ec, size_t) {
+      if (ec) return;
+      asio::async_write(*s, asio::buffer(c.get(), 1), [s, c](const asio::error_code& wec, size_t) {
+        if (!wec) Echo(s, c);
+      });
+    });
+  }
+  asio::io_context io_;
+  asio::ip::tcp::acceptor acceptor_;
+  uint16_t port_ = acceptor_.local_endpoint().port();
+  std::thread thread_;
+};
+
+// One client through the service: "served" when its byte comes back, "refused" when the
+// director closes or resets it, "hung" when neither happens within `limit`.
+std::string Outcome(asio::ip::tcp::socket& c, std::chrono::milliseconds limit) {
+  asio::error_code ec;
+  asio::write(c, asio::buffer("x", 1), ec);
+  if (ec) return "refused";
+  pollfd p{c.native_handle(), POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(limit.count())) <= 0) return "hung";
+  char b;
+  return ::recv(c.native_handle(), &b, 1, MSG_DONTWAIT) == 1 ? "served" : "refused";
+}
+
+// Descriptor exhaustion (issue 12, benchmark 3's "a clear refusal, counted"): with its
+// RLIMIT_NOFILE lowered (prlimit on the running director) to a few above what it holds, the
+// first clients are served and every further one is refused at once (reset or closed, never
+// left in the backlog), and the refusals are counted in /metrics and `vsc adm -L -n --stats`.
+TEST_F(ServicesCliTest, OutOfDescriptorsAClientIsRefusedAtOnceAndCounted) {
+  EchoServer echo;
+  const uint16_t vport = [] {
+    asio::io_context io;
+    asio::ip::tcp::acceptor a(io, {asio::ip::address_v4::loopback(), 0});
+    return a.local_endpoint().port();
+  }();
+  const std::string vip = "127.0.0.1:" + std::to_string(vport);
+  std::ofstream(dir_ + "/d.toml", std::ios::app)
+      << "[[service]]\nprotocol = \"tcp\"\naddress = \"" << vip << "\"\nlb_algo = \"rr\"\n"
+      << "[[service.server]]\naddress = \"127.0.0.1:" << echo.port() << "\"\n"
+      << "[service.server.check]\ntype = \"TCP_CHECK\"\ndelay_loop = \"600s\"\n";
+  ASSERT_NO_FATAL_FAILURE(StartDirector());
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Adm({"-L", "-n"}).second.find(" UP") != std::string::npos;
+      },
+      20s, 100ms));
+  const std::string fds = "/proc/" + std::to_string(director_->pid()) + "/fd";
+  const auto held = std::distance(std::filesystem::directory_iterator(fds), {});
+  const std::string limit = std::to_string(held + 6);
+  SpawnOptions so;
+  so.argv = {"/usr/bin/prlimit", "--pid", std::to_string(director_->pid()),
+             "--nofile=" + limit + ":" + limit};
+  so.log_path = dir_ + "/prlimit.log";
+  auto pl = Subprocess::Spawn(so);
+  ASSERT_TRUE(pl.ok());
+  ASSERT_EQ(pl->Wait(10s), 0) << ReadFile(so.log_path);
+
+  asio::io_context io;
+  std::vector<asio::ip::tcp::socket> clients;
+  std::map<std::string, int> outcomes;
+  for (int i = 0; i < 12; ++i) {
+    clients.emplace_back(io);
+    clients.back().connect({asio::ip::address_v4::loopback(), vport});
+    ++outcomes[Outcome(clients.back(), 3000ms)];
+  }
+  EXPECT_EQ(outcomes["hung"], 0) << "a client was left waiting";
+  EXPECT_GE(outcomes["served"], 1);
+  EXPECT_GE(outcomes["refused"], 1);
+  clients.clear();  // the served ones end; the director has descriptors for the admin API again
+  std::string stats;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        stats = Adm({"-L", "-n", "--stats"}).second;
+        return stats.find("Refused clients") != std::string::npos;
+      },
+      20s, 100ms))
+      << stats;
+  EXPECT_NE(stats.find("TCP  " + vip), std::string::npos) << stats;
+  auto metrics =
+      AdminHttpGet(admin_port_, "/metrics", ReadFile(dir_ + "/director-admin.token"), 5s);
+  ASSERT_TRUE(metrics.ok());
+  const std::string line = "vsc_service_refused_total{service=\"tcp/" + vip +
+                           "\",reason=\"no_descriptor\"} " + std::to_string(outcomes["refused"]) +
+                           "\n";
+  EXPECT_NE(metrics->second.find(line), std::string::npos) << metrics->second;
 }
 
 }  // namespace
