@@ -42,6 +42,14 @@ class ServiceChangesTest : public ServiceEngineTest {
     return port;
   }
   uint64_t Ended() { return Runtime(Key()).flows_ended; }
+  // Weight 0 for the destination at `port`, committed and seen by every worker.
+  bool Quiesce(VirtualServiceTable& t, uint16_t port) {
+    DestConfig zero;
+    zero.weight = 0;
+    if (!t.EditDest(Key(), Local(port), zero).ok() || !Commit(t).ok()) return false;
+    Barrier();
+    return true;
+  }
   std::unique_ptr<TcpTestServer> silent_;
 };
 
@@ -50,11 +58,7 @@ TEST_F(ServiceChangesTest, WeightZeroAndRemovalKeepAConnectionByDefault) {
   const uint16_t port = OneSilentDest(t);
   LongConnection c(port_);
   ASSERT_TRUE(Eventually([&] { return Dest(Key(), port).active_conns == 1; }));
-  DestConfig zero;
-  zero.weight = 0;
-  ASSERT_TRUE(t.EditDest(Key(), Local(port), zero).ok());
-  ASSERT_TRUE(Commit(t).ok());
-  Barrier();
+  ASSERT_TRUE(Quiesce(t, port));
   EXPECT_FALSE(c.Closed()) << "weight 0 is quiescent: the open connection goes on";
   EXPECT_EQ(Request(port_), "") << "but it takes no new one";
   ASSERT_TRUE(t.DelDest(Key(), Local(port)).ok());
@@ -72,11 +76,7 @@ TEST_F(ServiceChangesTest, RemovalUnderExpireNodestConnClosesTheConnection) {
   const uint16_t port = OneSilentDest(t);
   LongConnection c(port_);
   ASSERT_TRUE(Eventually([&] { return Dest(Key(), port).active_conns == 1; }));
-  DestConfig zero;
-  zero.weight = 0;
-  ASSERT_TRUE(t.EditDest(Key(), Local(port), zero).ok());
-  ASSERT_TRUE(Commit(t).ok());
-  Barrier();
+  ASSERT_TRUE(Quiesce(t, port));
   EXPECT_FALSE(c.Closed()) << "weight 0 keeps it even under expire_nodest_conn";
   ASSERT_TRUE(t.DelDest(Key(), Local(port)).ok());
   ASSERT_TRUE(Commit(t).ok());
