@@ -62,7 +62,7 @@ void ClientLoop(const client::RingClientOptions& o, Op op, size_t clip_bytes, in
   }
   while (clock.Now() < end) {
     const int g = static_cast<int>(rng() % groups);
-    const std::string group = "bench-" + std::to_string(g);
+    const std::string group = BenchGroup(g);
     const TimePoint start = clock.Now();
     bool ok;
     if (op == Op::kFingers) {
@@ -87,9 +87,9 @@ Result<std::vector<uint64_t>> PublishOneEach(const client::RingClientOptions& o,
   RingClient c(o, clock);
   std::vector<uint64_t> newest;
   for (int g = 0; g < groups; ++g) {
-    VSC_ASSIGN_OR_RETURN(client::PublishAck ack,
-                         c.Publish("bench-" + std::to_string(g),
-                                   std::vector<uint8_t>(clip_bytes, static_cast<uint8_t>(g))));
+    VSC_ASSIGN_OR_RETURN(
+        client::PublishAck ack,
+        c.Publish(BenchGroup(g), std::vector<uint8_t>(clip_bytes, static_cast<uint8_t>(g))));
     newest.push_back(ack.seq);
   }
   return newest;

@@ -20,8 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string GroupName(int g) { return "bench-" + std::to_string(g); }
-
 // One connection: the groups its node owns, the request in flight and its answer so far.
 struct Conn {
   UniqueFd fd;
@@ -63,7 +61,7 @@ struct Loop {
     const int g = (*c.groups)[rng() % c.groups->size()];
     relay::Frame f;
     f.request_id = ++c.request_id;
-    f.key = GroupName(g);
+    f.key = BenchGroup(g);
     f.version = version;
     if (o.publish) {
       f.type = relay::Type::kPublish;
@@ -121,6 +119,8 @@ struct Loop {
 
 }  // namespace
 
+std::string BenchGroup(int g) { return "bench-" + std::to_string(g); }
+
 Result<nlohmann::json> RunLoop(const ring::Ring& table, const LoopOptions& o,
                                const std::vector<uint64_t>& newest, const Clock& clock) {
   if (table.size() == 0) return Unavailable("fetch loop: the ring is empty");
@@ -129,7 +129,7 @@ Result<nlohmann::json> RunLoop(const ring::Ring& table, const LoopOptions& o,
   }
   std::vector<std::vector<int>> owned(table.size());  // groups per member
   for (int g = 0; g < o.groups; ++g) {
-    owned[table.SuccessorIndex(ring::KeyId(GroupName(g)))].push_back(g);
+    owned[table.SuccessorIndex(ring::KeyId(BenchGroup(g)))].push_back(g);
   }
   Loop loop(o, newest, table.version(), clock);
   std::vector<Conn> conns(static_cast<size_t>(std::max(1, o.connections)));
@@ -137,7 +137,7 @@ Result<nlohmann::json> RunLoop(const ring::Ring& table, const LoopOptions& o,
   for (size_t i = 0; i < conns.size(); ++i) {
     Conn& c = conns[i];
     const size_t node =
-        table.SuccessorIndex(ring::KeyId(GroupName(static_cast<int>(i) % o.groups)));
+        table.SuccessorIndex(ring::KeyId(BenchGroup(static_cast<int>(i) % o.groups)));
     c.groups = &owned[node];
     const ring::Member& m = table.member(node);
     const bool via = o.via_port != 0;

@@ -18,10 +18,13 @@
 
 namespace vsc::bench {
 
+// The name of the bench's group g: "bench-g" (every step of `vsc bench ring` uses these).
+std::string BenchGroup(int g);
+
 struct LoopOptions {
   bool publish = false;  // PUBLISH (acked once copied) instead of FETCH
   int connections = 50;
-  int groups = 64;           // groups "bench-0" ... "bench-(groups-1)"
+  int groups = 64;           // groups BenchGroup(0) ... BenchGroup(groups - 1)
   size_t clip_bytes = 1024;  // the size every fetched clip must have
   double duration_s = 3;
   // Every connection to this address instead (the director's ring port, which forwards each

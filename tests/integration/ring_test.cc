@@ -228,7 +228,7 @@ TEST_F(RingBenchStepsTest, TheEventLoopStepsTimeOnlyRightAnswers) {
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   std::vector<uint64_t> newest;
   for (int g = 0; g < 8; ++g) {
-    auto ack = c.Publish("bench-" + std::to_string(g), std::vector<uint8_t>(100, uint8_t(g)));
+    auto ack = c.Publish(bench::BenchGroup(g), std::vector<uint8_t>(100, uint8_t(g)));
     ASSERT_TRUE(ack.ok()) << ack.status().ToString();
     newest.push_back(ack->seq);
   }
