@@ -105,7 +105,12 @@ int RunIpvsadm(std::vector<std::string> args) {
       std::fprintf(stderr, "the director answered something that is not JSON\n");
       return kRefused;
     }
-    std::fputs(director::RenderServices(j, command->list).c_str(), stdout);
+    const vservice::ListFlags& f = command->list;
+    std::fputs((f.connections ? director::RenderConnections(j)
+                : f.timeouts  ? director::RenderTimeouts(j)
+                              : director::RenderServices(j, f))
+                   .c_str(),
+               stdout);
   }
   return 0;
 }

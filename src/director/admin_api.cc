@@ -64,7 +64,19 @@ void AdminApi::SetServices(ServiceEditor* services) {
   service_routes_ = services ? std::make_unique<ServiceRoutes>(*services, clock_) : nullptr;
 }
 
+bool AdminApi::Authorized(const net::HttpRequest& req) const {
+  auto auth = req.Header("Authorization");
+  const std::string expected = "Bearer " + token_;
+  return auth && auth->size() == expected.size() &&
+         CRYPTO_memcmp(auth->data(), expected.data(), expected.size()) == 0;
+}
+
 asio::awaitable<net::HttpResponse> AdminApi::Serve(net::HttpRequest request) {
+  // ipvsadm -L -c: the only route that waits for the workers (each lists its own flows).
+  if (request.method == "GET" && request.path == kConnectionsPath && services_ &&
+      Authorized(request)) {
+    co_return JsonResponse(200, FlowsJson(co_await services_->Flows()));
+  }
   net::HttpResponse response = Handle(request);
   const bool changed = request.method != "GET" && response.status >= 200 && response.status < 300;
   if (!changed || !view_barrier_) co_return response;
@@ -78,10 +90,7 @@ asio::awaitable<net::HttpResponse> AdminApi::Serve(net::HttpRequest request) {
 }
 
 net::HttpResponse AdminApi::Handle(const net::HttpRequest& req) {
-  auto auth = req.Header("Authorization");
-  const std::string expected = "Bearer " + token_;
-  if (!auth || auth->size() != expected.size() ||
-      CRYPTO_memcmp(auth->data(), expected.data(), expected.size()) != 0) {
+  if (!Authorized(req)) {
     net::HttpResponse r = Error(401, "missing or wrong bearer token (see admin_token_file)");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     return r;

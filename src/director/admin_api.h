@@ -77,6 +77,7 @@ class AdminApi {
   void SampleRates();
 
  private:
+  bool Authorized(const net::HttpRequest& req) const;
   net::HttpResponse Status();
   net::HttpResponse Metrics();
   net::HttpResponse ServerAction(const std::string& id, const std::string& action,

@@ -69,4 +69,18 @@ std::optional<size_t> DestPicker::Pick(const vservice::AddrPort& client, TimePoi
   return sched::PickPersistent(*persistence_, *scheduler_, backends_, flow, now);
 }
 
+std::vector<DestPicker::Template> DestPicker::Templates(TimePoint now) const {
+  std::vector<Template> out;
+  if (!persistence_ || !view_ || !view_->key.vip.is_v4()) return out;
+  persistence_->ForEach([&](uint32_t network, uint64_t backend_key, TimePoint expiry) {
+    if (expiry <= now) return;
+    for (const DestView& d : view_->dests) {
+      if (d.backend.key != backend_key) continue;
+      out.push_back({{vservice::IpAddress::V4(network), 0}, d.dest, expiry - now});
+      return;
+    }
+  });
+  return out;
+}
+
 }  // namespace vsc::director

@@ -46,6 +46,16 @@ class DestPicker {
 
   const ServiceViewPtr& view() const { return view_; }
 
+  // The persistence templates still live at `now` (ipvsadm -L -c's NONE entries): the client's
+  // network (its address masked, port 0) and the destination it sticks to. IPv4 services only:
+  // an IPv6 client's network is folded into its 32-bit flow key and cannot be shown.
+  struct Template {
+    vservice::AddrPort network;
+    vservice::AddrPort dest;
+    Duration expires_in;
+  };
+  std::vector<Template> Templates(TimePoint now) const;
+
  private:
   sched::SchedulerOptions options_;
   ServiceViewPtr view_;

@@ -58,8 +58,11 @@ Status ValidateConfig(const DirectorConfig& c) {
                            std::to_string(kMaxWritePayload) +
                            " (one write of the largest size); the default is 268435456");
   }
-  if (c.nat_connect_timeout_ms == 0 || c.udp_session_timeout_s == 0) {
-    return InvalidArgument("nat_connect_timeout_ms and udp_session_timeout_s must be above 0");
+  if (c.nat_connect_timeout_ms == 0 || c.tcp_timeout_s == 0 || c.tcpfin_timeout_s == 0 ||
+      c.udp_session_timeout_s == 0) {
+    return InvalidArgument(
+        "nat_connect_timeout_ms, tcp_timeout_s, tcpfin_timeout_s and udp_session_timeout_s must "
+        "be above 0");
   }
   if (c.log_retain_entries == 0 || c.log_retain_bytes <= 0) {
     return InvalidArgument("log_retain_entries and log_retain_bytes must be above 0");
@@ -240,7 +243,9 @@ Status Director::StartServices(EngineOptions::LookupSockets lookup) {
   eo.sched.mh_table_size = config_.mh_table_size;
   eo.sched.dwlc_reference_ms = config_.dwlc_reference_ms;
   eo.nat.connect_timeout = std::chrono::milliseconds(config_.nat_connect_timeout_ms);
-  eo.udp_session_timeout = std::chrono::seconds(config_.udp_session_timeout_s);
+  eo.timeouts = {std::chrono::seconds(config_.tcp_timeout_s),
+                 std::chrono::seconds(config_.tcpfin_timeout_s),
+                 std::chrono::seconds(config_.udp_session_timeout_s)};
   eo.nat.expire_nodest_conn = config_.expire_nodest_conn;
   eo.sched.expire_quiescent_template = config_.expire_quiescent_template;
   eo.builtin = BuiltinServiceKeys(config_, lookup_port_);

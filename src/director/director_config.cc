@@ -31,6 +31,12 @@ void DirectorConfig::Bind(ConfigTable& t) {
          "write the bound ports here as JSON once serving (for scripts and tests)");
   t.Bind("nat_connect_timeout_ms", &nat_connect_timeout_ms,
          "nat: connect timeout to a destination; a failed connect goes to another one");
+  t.Bind("tcp_timeout_s", &tcp_timeout_s,
+         "TCP nat: an open connection is closed after this long without a byte either way "
+         "(ipvsadm --set tcp)");
+  t.Bind("tcpfin_timeout_s", &tcpfin_timeout_s,
+         "TCP nat: once one side has closed its half, the rest is closed after this long "
+         "without a byte (ipvsadm --set tcpfin; HAProxy's timeout client-fin)");
   t.Bind("udp_session_timeout_s", &udp_session_timeout_s,
          "UDP nat: a session ends after this long without a datagram (ipvsadm --set udp)");
   t.Bind("expire_nodest_conn", &expire_nodest_conn,

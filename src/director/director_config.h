@@ -58,7 +58,11 @@ struct DirectorConfig {
   // [[service]] by the loader), beside the built-in lookup entries; not a flag.
   std::optional<vservice::VirtualServiceTable> services;
   uint32_t nat_connect_timeout_ms = 2000;  // nat: a connect slower than this is redispatched
-  uint32_t udp_session_timeout_s = 300;    // UDP nat sessions (ipvsadm --set udp)
+  // ipvsadm --set tcp tcpfin udp at start-up (net/flow_timeouts.h); `vsc adm --set` changes
+  // them at run time.
+  uint32_t tcp_timeout_s = 900;          // an open nat connection without traffic
+  uint32_t tcpfin_timeout_s = 120;       // a half-closed one
+  uint32_t udp_session_timeout_s = 300;  // UDP nat sessions
   // LVS's sysctls of these names (flow_expiry.h, persistence.h): close the flows to a removed
   // destination; stop sending known persistent clients to a quiescent (weight 0) one.
   bool expire_nodest_conn = false;

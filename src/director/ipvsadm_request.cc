@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "director/service_routes.h"
 #include "net/url_text.h"
 #include "vservice/service_json.h"
 
@@ -63,15 +64,14 @@ Result<AdminRequest> RequestFor(const vservice::Command& c, std::string_view rul
     case Verb::kSave:
       return AdminRequest{"GET", "/v1/services/save", ""};
     case Verb::kList:
-      if (c.list.connections) {
-        return InvalidArgument(
-            "-c: vsc does not list single connections; -L -n --stats shows the counts");
-      }
+      if (c.list.connections) return AdminRequest{"GET", std::string(kConnectionsPath), ""};
+      if (c.list.timeouts) return AdminRequest{"GET", "/v1/services/timeouts", ""};
       return AdminRequest{"GET", c.service ? ServicePath(*c.service) : "/v1/services", ""};
-    case Verb::kSetTimeouts:
-      return InvalidArgument(
-          "--set: the connection timeouts are director settings in vsc, not table entries; set "
-          "them in the director's configuration");
+    case Verb::kSetTimeouts: {
+      const json body{
+          {"tcp", c.timeouts.tcp}, {"tcpfin", c.timeouts.tcpfin}, {"udp", c.timeouts.udp}};
+      return AdminRequest{"PUT", "/v1/services/timeouts", body.dump()};
+    }
   }
   return InvalidArgument("unknown ipvsadm command");
 }

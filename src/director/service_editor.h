@@ -12,12 +12,15 @@
 // Thread safety: none; every call on the director's control thread.
 #pragma once
 
+#include <asio/awaitable.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "director/flow_entry.h"
+#include "net/flow_timeouts.h"
 #include "vservice/ip_address.h"
 #include "vservice/service_key.h"
 #include "vservice/virtual_service_table.h"
@@ -80,6 +83,20 @@ class ServiceEditor {
 
   // ipvsadm -Z: zeroes the totals of one service, or of every service when `key` is empty.
   virtual Status ZeroCounters(const std::optional<vservice::ServiceKey>& key) = 0;
+
+  // ipvsadm --set tcp tcpfin udp and -L --timeout (net/flow_timeouts.h): the connection
+  // timeouts every open flow follows. SetTimeouts keeps a value given as zero.
+  virtual net::FlowTimeoutValues Timeouts() const = 0;
+  virtual void SetTimeouts(const net::FlowTimeoutValues& values) = 0;
+
+  // ipvsadm -L -c: the open connections, UDP sessions and persistence templates of every
+  // service, gathered from the workers (at most kMaxListedFlows; `truncated` then).
+  struct FlowList {
+    std::vector<FlowEntry> entries;
+    bool truncated = false;
+  };
+  static constexpr size_t kMaxListedFlows = 100000;
+  virtual asio::awaitable<FlowList> Flows() = 0;
 };
 
 }  // namespace vsc::director

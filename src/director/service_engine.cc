@@ -76,11 +76,13 @@ ServiceEngine::ServiceEngine(asio::io_context& control, net::WorkerPool& pool, c
       clock_(clock),
       plane_(plane),
       options_(std::move(options)),
+      timeouts_(std::make_shared<net::FlowTimeouts>(options_.timeouts)),
       checker_(
           control, clock,
           [this](const ServiceKey& s, const AddrPort& d, bool up, std::optional<uint32_t> weight,
                  const std::string&) { OnHealth(s, d, up, weight); }),
       decay_timer_(control) {
+  options_.nat.proxy.timeouts = timeouts_;
   checker_.SetProbeObserver([this](const ServiceKey& s, const AddrPort& d, bool ok,
                                    Duration elapsed) { OnProbe(s, d, ok, elapsed); });
   ArmDecay();
@@ -188,7 +190,8 @@ Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
       }
       workers.push_back(std::make_shared<UdpNatService>(
           io, clock_, options_.sched,
-          UdpNatOptions{.session_timeout = options_.udp_session_timeout,
+          UdpNatOptions{.session_timeout = timeouts_->udp(),
+                        .timeouts = timeouts_,
                         .expire_nodest_conn = options_.nat.expire_nodest_conn},
           std::move(socket).value()));
     }

@@ -49,8 +49,8 @@ namespace vsc::director {
 struct EngineOptions {
   sched::SchedulerOptions sched;
   NatOptions nat;
-  Duration udp_session_timeout = std::chrono::seconds(300);  // ipvsadm --set udp
-  std::set<vservice::ServiceKey> builtin;                    // the lookup entries' keys
+  net::FlowTimeoutValues timeouts;         // ipvsadm --set tcp tcpfin udp, at start
+  std::set<vservice::ServiceKey> builtin;  // the lookup entries' keys
   // The built-in entries' sockets, one per worker each, bound on one port by the director.
   struct LookupSockets {
     std::vector<std::unique_ptr<net::TcpListener>> tcp;
@@ -71,6 +71,9 @@ class ServiceEngine : public ServiceEditor {
   Result<std::vector<vservice::Change>> Commit(vservice::VirtualServiceTable next) override;
   std::vector<ServiceRuntime> Runtime() const override;
   Status ZeroCounters(const std::optional<vservice::ServiceKey>& key) override;
+  net::FlowTimeoutValues Timeouts() const override { return timeouts_->Get(); }
+  void SetTimeouts(const net::FlowTimeoutValues& values) override { timeouts_->Set(values); }
+  asio::awaitable<FlowList> Flows() override;
 
   // Membership changed (a registration, a state, a load): republishes the services that have
   // agent-backed destinations.
@@ -129,6 +132,7 @@ class ServiceEngine : public ServiceEditor {
   const Clock& clock_;
   const ControlPlane& plane_;
   EngineOptions options_;
+  std::shared_ptr<net::FlowTimeouts> timeouts_;  // read by every open flow
   vservice::VirtualServiceTable table_;
   std::map<vservice::ServiceKey, Running> running_;
   std::map<DestKey, Verdict> verdicts_;

@@ -1,4 +1,6 @@
-// ServiceEngine's figures: Runtime() and ZeroCounters() (ipvsadm -L, -Z).
+// ServiceEngine's figures: Runtime(), ZeroCounters() and Flows() (ipvsadm -L, -Z, -L -c).
+#include <asio/co_spawn.hpp>
+#include <asio/use_awaitable.hpp>
 #include <type_traits>
 
 #include "director/service_engine.h"
@@ -108,6 +110,40 @@ Status ServiceEngine::ZeroCounters(const std::optional<vservice::ServiceKey>& ke
     for (const DestRuntime& d : r.dests) zero_base_[{k, vservice::ToString(d.dest)}] += Shown(d);
   }
   return Status::Ok();
+}
+
+namespace {
+
+asio::awaitable<std::vector<FlowEntry>> ListOn(std::shared_ptr<WorkerService> worker,
+                                               TimePoint now) {
+  std::vector<FlowEntry> out;
+  worker->ListFlows(now, out);
+  co_return out;
+}
+
+}  // namespace
+
+asio::awaitable<ServiceEditor::FlowList> ServiceEngine::Flows() {
+  // A service's workers[i] runs on pool_.context(i) (BindService, AdoptLookupSockets). Copied
+  // first: the table may change while this coroutine waits for a worker.
+  std::vector<std::pair<size_t, std::shared_ptr<WorkerService>>> workers;
+  for (const auto& [key, run] : running_) {
+    for (size_t i = 0; i < run.workers.size(); ++i) workers.emplace_back(i, run.workers[i]);
+  }
+  FlowList list;
+  const TimePoint now = clock_.Now();
+  for (const auto& [i, worker] : workers) {
+    std::vector<FlowEntry> part =
+        co_await asio::co_spawn(pool_.context(i), ListOn(worker, now), asio::use_awaitable);
+    const size_t room = kMaxListedFlows - list.entries.size();
+    if (part.size() > room) {
+      part.resize(room);
+      list.truncated = true;
+    }
+    list.entries.insert(list.entries.end(), part.begin(), part.end());
+    if (list.truncated) break;
+  }
+  co_return list;
 }
 
 }  // namespace vsc::director

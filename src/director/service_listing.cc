@@ -156,4 +156,31 @@ std::string RenderServices(const json& answer, const vservice::ListFlags& flags)
   return out;
 }
 
+std::string RenderConnections(const json& answer) {
+  std::string out =
+      "IPVS connection entries\n"
+      "pro expire state       source             virtual            destination\n";
+  for (const json& c : answer.value("connections", json::array())) {
+    const int64_t expire = c.value("expire_s", int64_t{0});
+    char when[32];
+    std::snprintf(when, sizeof(when), "%02" PRId64 ":%02" PRId64, expire / 60, expire % 60);
+    char line[256];
+    std::snprintf(line, sizeof(line), "%-3s %-6s %-11s %-18s %-18s %s\n",
+                  c.value("protocol", "").c_str(), when, c.value("state", "").c_str(),
+                  c.value("source", "").c_str(), c.value("virtual", "").c_str(),
+                  c.value("destination", "").c_str());
+    out += line;
+  }
+  if (answer.value("truncated", false)) out += "(list truncated: too many entries)\n";
+  return out;
+}
+
+std::string RenderTimeouts(const json& answer) {
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "Timeout (tcp tcpfin udp): %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+                answer.value("tcp", uint64_t{0}), answer.value("tcpfin", uint64_t{0}),
+                answer.value("udp", uint64_t{0}));
+  return buf;
+}
+
 }  // namespace vsc::director

@@ -16,6 +16,14 @@ namespace vsc::director {
 // `answer` is GET /v1/services's {"services": [...]} or GET /v1/services/{key}'s one service.
 std::string RenderServices(const nlohmann::json& answer, const vservice::ListFlags& flags);
 
+// GET /v1/services/connections as ipvsadm -L -c -n prints it (lvs_anchors.md: "IPVS connection
+// entries", rows "%-3s %-6s %-11s %-18s %-18s %s", expire as mm:ss); a truncated list says so.
+std::string RenderConnections(const nlohmann::json& answer);
+
+// GET /v1/services/timeouts as ipvsadm -L --timeout prints it:
+// "Timeout (tcp tcpfin udp): 900 120 300\n".
+std::string RenderTimeouts(const nlohmann::json& answer);
+
 // ipvsadm's print_largenum: "%9llu" below 10^8, then K, M, G, T; --exact: the full value in
 // a column at least 9 wide.
 std::string LargeNum(uint64_t n, bool exact);

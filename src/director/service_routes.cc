@@ -1,6 +1,8 @@
 #include "director/service_routes.h"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,7 +25,7 @@ constexpr std::string_view kPrefix = "/v1/services";
 
 // What a path under /v1/services names.
 struct Target {
-  enum class Kind { kCollection, kSave, kRestore, kZero, kService, kServer } kind;
+  enum class Kind { kCollection, kSave, kRestore, kZero, kTimeouts, kService, kServer } kind;
   ServiceKey key;
   AddrPort dest;
 };
@@ -34,6 +36,7 @@ Result<Target> ParseTarget(std::string_view path) {
   if (rest == "/save") return Target{Target::Kind::kSave, {}, {}};
   if (rest == "/restore") return Target{Target::Kind::kRestore, {}, {}};
   if (rest == "/zero") return Target{Target::Kind::kZero, {}, {}};
+  if (rest == "/timeouts") return Target{Target::Kind::kTimeouts, {}, {}};
   VSC_ASSIGN_OR_RETURN(std::string decoded, net::PercentDecode(rest.substr(1)));
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
@@ -73,6 +76,11 @@ std::string_view ChangeName(vservice::ChangeKind kind) {
       return "flush";
   }
   return "?";
+}
+
+json TimeoutsJson(const net::FlowTimeoutValues& t) {
+  auto s = [](Duration d) { return std::chrono::duration_cast<std::chrono::seconds>(d).count(); };
+  return json{{"tcp", s(t.tcp)}, {"tcpfin", s(t.tcpfin)}, {"udp", s(t.udp)}};
 }
 
 json ChangesJson(const std::vector<vservice::Change>& changes) {
@@ -141,6 +149,25 @@ std::string RateKey(const ServiceKey& key, const AddrPort& dest) {
 
 }  // namespace
 
+json FlowsJson(ServiceEditor::FlowList list) {
+  auto order = [](const FlowEntry& a, const FlowEntry& b) {
+    return std::tie(a.proto, a.vip, a.source, a.state) <
+           std::tie(b.proto, b.vip, b.source, b.state);
+  };
+  std::sort(list.entries.begin(), list.entries.end(), order);
+  json out = json::array();
+  for (const FlowEntry& e : list.entries) {
+    out.push_back(
+        {{"protocol", e.proto == vservice::Proto::kUdp ? "UDP" : "TCP"},
+         {"state", e.state},
+         {"expire_s", std::chrono::duration_cast<std::chrono::seconds>(e.expires_in).count()},
+         {"source", vservice::ToString(e.source)},
+         {"virtual", vservice::ToString(e.vip)},
+         {"destination", vservice::ToString(e.dest)}});
+  }
+  return json{{"connections", std::move(out)}, {"truncated", list.truncated}};
+}
+
 bool ServiceRoutes::Owns(std::string_view path) {
   return path.substr(0, kPrefix.size()) == kPrefix &&
          (path.size() == kPrefix.size() || path[kPrefix.size()] == '/');
@@ -173,6 +200,10 @@ net::HttpResponse ServiceRoutes::Handle(const net::HttpRequest& req) {
       break;
     case Kind::kZero:
       if (m == "POST") return Zero(req.body);
+      break;
+    case Kind::kTimeouts:
+      if (m == "GET") return JsonResponse(200, TimeoutsJson(editor_.Timeouts()));
+      if (m == "PUT") return SetTimeouts(req.body);
       break;
     case Kind::kService:
       if (m == "GET") return Get(key);
@@ -284,6 +315,25 @@ net::HttpResponse ServiceRoutes::Zero(const std::string& body) {
   }
   if (Status s = editor_.ZeroCounters(key); !s.ok()) return ErrorResponse(s);
   return JsonResponse(200, json{{"ok", true}});
+}
+
+net::HttpResponse ServiceRoutes::SetTimeouts(const std::string& body) {
+  auto j = ParseJsonObject(body);
+  if (!j.ok()) return ErrorResponse(j.status());
+  net::FlowTimeoutValues next{Duration::zero(), Duration::zero(), Duration::zero()};
+  for (auto [name, out] : {std::pair{"tcp", &next.tcp}, std::pair{"tcpfin", &next.tcpfin},
+                           std::pair{"udp", &next.udp}}) {
+    if (!j->contains(name)) continue;
+    const json& v = (*j)[name];
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > vservice::kMaxPersistenceTimeout) {
+      return ErrorResponse(InvalidArgument(std::string("invalid timeout value `") + v.dump() +
+                                           "' specified for " + name +
+                                           "; use 0..2678400 seconds (0 keeps the current value)"));
+    }
+    *out = std::chrono::seconds(v.get<uint64_t>());
+  }
+  editor_.SetTimeouts(next);
+  return JsonResponse(200, TimeoutsJson(editor_.Timeouts()));
 }
 
 json ServiceRoutes::ServiceJson(const VirtualService& service,

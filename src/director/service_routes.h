@@ -7,6 +7,10 @@
 //   GET    /v1/services/save                     the table as `ipvsadm -S -n` text
 //   POST   /v1/services/restore                  body = ipvsadm -S text; replaces the table
 //   POST   /v1/services/zero                     {} or {"service": KEY}: ipvsadm -Z
+//   GET    /v1/services/timeouts                 {"tcp": S, "tcpfin": S, "udp": S} (-L --timeout)
+//   PUT    /v1/services/timeouts                 the same, 0 or absent = keep (ipvsadm --set)
+//   GET    /v1/services/connections              ipvsadm -L -c (served by AdminApi::Serve, which
+//                                                waits for the workers: FlowsJson below)
 //   GET    /v1/services/{key}                    one service
 //   PUT    /v1/services/{key}                    a JSON merge patch (RFC 7396) over its
 //                                                configuration (ipvsadm -E); "server" given =
@@ -36,6 +40,12 @@
 
 namespace vsc::director {
 
+inline constexpr std::string_view kConnectionsPath = "/v1/services/connections";
+
+// {"connections": [{"protocol", "state", "expire_s", "source", "virtual", "destination"}...],
+//  "truncated": bool}, sorted by protocol, virtual address, source.
+nlohmann::json FlowsJson(ServiceEditor::FlowList list);
+
 class ServiceRoutes {
  public:
   ServiceRoutes(ServiceEditor& editor, const Clock& clock) : editor_(editor), clock_(clock) {}
@@ -58,6 +68,7 @@ class ServiceRoutes {
                               const std::string& body);
   net::HttpResponse Restore(const std::string& text);
   net::HttpResponse Zero(const std::string& body);
+  net::HttpResponse SetTimeouts(const std::string& body);
   // Edits a copy of the running table and commits it.
   template <typename Edit>
   net::HttpResponse CommitEdit(Edit&& edit);

@@ -53,6 +53,9 @@ class SavingServiceEditor : public ServiceEditor {
   Status ZeroCounters(const std::optional<vservice::ServiceKey>& key) override {
     return inner_.ZeroCounters(key);
   }
+  net::FlowTimeoutValues Timeouts() const override { return inner_.Timeouts(); }
+  void SetTimeouts(const net::FlowTimeoutValues& values) override { inner_.SetTimeouts(values); }
+  asio::awaitable<FlowList> Flows() override { return inner_.Flows(); }
   const std::string& path() const { return path_; }
 
  private:

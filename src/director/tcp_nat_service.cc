@@ -43,21 +43,38 @@ void TcpNatService::OnView(ServiceViewPtr view) {
   const ServiceViewPtr previous = picker_.view();
   picker_.OnView(view);
   for (const FlowsToEndEntry& e : FlowsToEnd(previous.get(), *view, options_.expire_nodest_conn)) {
-    const size_t n = EndFlows(e.dest, EndReasonText(e.reason));
+    const size_t n = EndFlows(e);
     if (n == 0) continue;
     Bump(view->stats->flows_ended, n);
     spdlog::info("nat {}: closed {} connection(s) to {}: {}", vservice::ToString(view->key), n,
-                 vservice::ToString(e.dest), EndReasonText(e.reason));
+                 vservice::ToString(e.dest), EndReasonText(e));
   }
 }
 
-size_t TcpNatService::EndFlows(const vservice::AddrPort& dest, const std::string& reason) {
+size_t TcpNatService::EndFlows(const FlowsToEndEntry& e) {
   // Close() resets the sockets now; each session unregisters itself when its proxy returns.
-  std::vector<std::shared_ptr<net::ProxyCloser>> closers;
-  auto [first, last] = open_.equal_range(dest);
-  for (auto it = first; it != last; ++it) closers.push_back(it->second);
-  for (const auto& c : closers) c->Close(reason);
+  std::vector<std::shared_ptr<net::ProxyHandle>> closers;
+  auto [first, last] = open_.equal_range(e.dest);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.sorry == e.sorry) closers.push_back(it->second.handle);
+  }
+  for (const auto& c : closers) c->Close(EndReasonText(e));
   return closers.size();
+}
+
+void TcpNatService::ListFlows(TimePoint now, std::vector<FlowEntry>& out) const {
+  const ServiceViewPtr& view = picker_.view();
+  if (!view) return;
+  const vservice::AddrPort vip = view->key.vip_port();
+  for (const auto& [dest, flow] : open_) {
+    const std::optional<net::ProxyFlowState> st = flow.handle->Inspect();
+    if (!st) continue;  // connecting, or ending
+    out.push_back({vservice::Proto::kTcp, st->half_closed ? "FIN_WAIT" : "ESTABLISHED", flow.client,
+                   vip, dest, std::max(st->limit - st->idle, Duration::zero())});
+  }
+  for (const DestPicker::Template& t : picker_.Templates(now)) {
+    out.push_back({vservice::Proto::kTcp, "NONE", t.network, vip, t.dest, t.expires_in});
+  }
 }
 
 void TcpNatService::Start() {
@@ -116,7 +133,7 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
   std::shared_ptr<DestStats> dest;
   std::optional<asio::ip::tcp::socket> upstream;
   std::optional<OpenFlows::iterator> registered;
-  auto closer = std::make_shared<net::ProxyCloser>();
+  auto closer = std::make_shared<net::ProxyHandle>();
   Dispatched got = co_await Dispatch(self, view, caddr);
   if (got.out_of_descriptors) {
     Bump(svc.no_descriptor);
@@ -126,12 +143,12 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
     upstream.emplace(std::move(*got.socket));
     dest = view->dests[got.index].stats;
     const vservice::AddrPort& addr = view->dests[got.index].dest;
-    registered = self->open_.emplace(addr, closer);
+    registered = self->open_.emplace(addr, OpenFlow{caddr, false, closer});
     // A view that came while this connect was under way may already have ended its flows.
     if (const ServiceViewPtr& now = self->picker_.view(); now != view) {
       for (const FlowsToEndEntry& e :
            FlowsToEnd(view.get(), *now, self->options_.expire_nodest_conn)) {
-        if (e.dest == addr) closer->Close(EndReasonText(e.reason));
+        if (e.dest == addr && !e.sorry) closer->Close(EndReasonText(e));
       }
     }
   } else if (view->config.sorry_server && view->sorry_stats) {
@@ -141,6 +158,7 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
       upstream.emplace(std::move(up).value());
       dest = view->sorry_stats;
       Bump(svc.to_sorry);
+      registered = self->open_.emplace(*view->config.sorry_server, OpenFlow{caddr, true, closer});
     } else if (up.status().code() == Code::kResourceExhausted) {
       Bump(svc.no_descriptor);
       co_return;
@@ -156,7 +174,7 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
   net::ProxyOptions po = self->options_.proxy;
   po.live_bytes = {{{&dest->bytes_in, &svc.bytes_in}, {&dest->bytes_out, &svc.bytes_out}}};
   po.live_writes = {{{&dest->packets_in, &svc.packets_in}, {&dest->packets_out, &svc.packets_out}}};
-  po.closer = closer;
+  po.handle = closer;
   co_await net::Proxy(std::move(client), std::move(*upstream), po);
   if (registered) self->open_.erase(*registered);
 }

@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "director/dest_picker.h"
+#include "director/flow_expiry.h"
 #include "director/service_view.h"
 #include "director/worker_service.h"
 #include "net/tcp_listener.h"
@@ -58,11 +59,17 @@ class TcpNatService : public WorkerService, public std::enable_shared_from_this<
   void Start() override;
   void Stop() override;
   void OnView(ServiceViewPtr view) override;
+  void ListFlows(TimePoint now, std::vector<FlowEntry>& out) const override;
 
  private:
-  using OpenFlows = std::multimap<vservice::AddrPort, std::shared_ptr<net::ProxyCloser>>;
-  // Ends the open connections to `dest`; returns how many.
-  size_t EndFlows(const vservice::AddrPort& dest, const std::string& reason);
+  struct OpenFlow {
+    vservice::AddrPort client;
+    bool sorry = false;  // to the sorry server, which no destination rule reaches
+    std::shared_ptr<net::ProxyHandle> handle;
+  };
+  using OpenFlows = std::multimap<vservice::AddrPort, OpenFlow>;  // by destination
+  // Ends the open connections FlowsToEnd named; returns how many.
+  size_t EndFlows(const FlowsToEndEntry& e);
   static asio::awaitable<void> Session(std::shared_ptr<TcpNatService> self,
                                        asio::ip::tcp::socket client);
   struct Dispatched {
@@ -80,7 +87,7 @@ class TcpNatService : public WorkerService, public std::enable_shared_from_this<
   NatOptions options_;
   ConnectFailureFn on_failure_;
   std::unique_ptr<net::TcpListener> listener_;
-  OpenFlows open_;  // proxied connections by destination (not the sorry server's)
+  OpenFlows open_;  // proxied connections, the sorry server's too
 };
 
 // Conversions between the table's addresses and Asio's.

@@ -83,7 +83,22 @@ void UdpNatService::OnView(ServiceViewPtr view) {
     if (n == 0) continue;
     Bump(view->stats->flows_ended, n);
     spdlog::info("nat {}: closed {} session(s) to {}: {}", vservice::ToString(view->key), n,
-                 vservice::ToString(e.dest), EndReasonText(e.reason));
+                 vservice::ToString(e.dest), EndReasonText(e));
+  }
+}
+
+void UdpNatService::ListFlows(TimePoint now, std::vector<FlowEntry>& out) const {
+  const ServiceViewPtr& view = picker_.view();
+  if (!view) return;
+  const vservice::AddrPort vip = view->key.vip_port();
+  const Duration timeout = table_.options().timeout;
+  table_.ForEach([&](const vservice::UdpSession& s) {
+    const Duration left = s.last_seen + timeout - now;
+    if (left <= Duration::zero()) return;  // expired, not yet swept
+    out.push_back({vservice::Proto::kUdp, "UDP", s.client, vip, s.dest, left});
+  });
+  for (const DestPicker::Template& t : picker_.Templates(now)) {
+    out.push_back({vservice::Proto::kUdp, "NONE", t.network, vip, t.dest, t.expires_in});
   }
 }
 
@@ -108,6 +123,9 @@ void UdpNatService::ArmExpiry() {
   expiry_.async_wait([weak](const asio::error_code& ec) {
     auto self = weak.lock();
     if (ec || !self || self->stopped_) return;
+    if (const auto& t = self->options_.timeouts; t && t->udp() != self->table_.options().timeout) {
+      (void)self->table_.SetTimeout(t->udp());  // FlowTimeouts holds only values above zero
+    }
     for (const vservice::UdpSession& gone : self->table_.Expire(self->clock_.Now())) {
       auto it = self->sessions_.find(gone.client);
       if (it == self->sessions_.end()) continue;

@@ -23,12 +23,15 @@
 #include "director/dest_picker.h"
 #include "director/service_view.h"
 #include "director/worker_service.h"
+#include "net/flow_timeouts.h"
 #include "vservice/udp_session_table.h"
 
 namespace vsc::director {
 
 struct UdpNatOptions {
   Duration session_timeout = std::chrono::seconds(300);
+  // When given, the session timeout follows its udp value (ipvsadm --set), checked every second.
+  std::shared_ptr<const net::FlowTimeouts> timeouts;
   Duration ops_reply_window = std::chrono::seconds(2);
   size_t max_sessions = 65536;
   bool expire_nodest_conn = false;  // flow_expiry.h
@@ -46,6 +49,7 @@ class UdpNatService : public WorkerService, public std::enable_shared_from_this<
   void Start() override;
   void Stop() override;
   void OnView(ServiceViewPtr view) override;
+  void ListFlows(TimePoint now, std::vector<FlowEntry>& out) const override;
 
   struct Session;
 

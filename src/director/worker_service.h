@@ -1,8 +1,13 @@
 // WorkerService: one virtual service's data path on one worker (TcpNatService, UdpNatService),
-// as the ServiceEngine drives it. Every call is posted to the worker's thread: OnView before the
-// first Start, so no flow is accepted before the service has a view.
+// as the ServiceEngine drives it, and what ipvsadm -L -c lists of it. Every call is posted to the
+// worker's thread: OnView before the first Start, so no flow is accepted before the service has a
+// view.
 #pragma once
 
+#include <vector>
+
+#include "common/clock.h"
+#include "director/flow_entry.h"
 #include "director/service_view.h"
 
 namespace vsc::director {
@@ -15,6 +20,12 @@ class WorkerService {
   virtual void Start() = 0;
   // Stops taking new flows; open ones finish on their own.
   virtual void Stop() = 0;
+  // Appends this worker's open flows and persistence templates (ipvsadm -L -c). Paths that keep
+  // no per-flow state (dr) append nothing.
+  virtual void ListFlows(TimePoint now, std::vector<FlowEntry>& out) const {
+    (void)now;
+    (void)out;
+  }
 };
 
 }  // namespace vsc::director

@@ -27,6 +27,12 @@ constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
 // Bytes moved per splice call: the default pipe capacity (16 pages).
 constexpr size_t kSpliceChunk = 64 * 1024;
 constexpr size_t kCopyBuffer = 16 * 1024;
+// A direction's first buffer: room for a typical request or response. Only a read that fills
+// it takes the full copy buffer, so a keep-alive connection that went idle after small messages
+// holds 2 × 2 KiB, not 2 × 16 KiB.
+constexpr size_t kFirstBuffer = 2 * 1024;
+
+size_t CopySize(const ProxyOptions& o) { return std::min(o.splice_threshold, kCopyBuffer); }
 
 bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
@@ -57,6 +63,7 @@ class Pipe {
 struct Direction {
   const char* name;  // "a->b" for messages
   uint64_t bytes = 0;
+  bool ended = false;  // EOF from its source: the far side's write half was shut down
   bool splicing = false;
   Pipe pipe;
   size_t in_pipe = 0;  // bytes read from src into the pipe, not yet written to dst
@@ -77,7 +84,7 @@ struct ProxyState {
   uint64_t spliced = 0;
   uint64_t activity = 0;  // bumped on every transfer; the idle watch compares snapshots
   uint64_t activity_seen = 0;
-  int quiet_ticks = 0;
+  std::chrono::steady_clock::time_point last_active = std::chrono::steady_clock::now();
   bool closed = false;
   Status status;
 };
@@ -112,22 +119,38 @@ void Fail(ProxyState& st, const char* side, const char* op, int err) {
   CloseBoth(st, /*abortive=*/true);
 }
 
-void ArmIdleWatch(std::shared_ptr<ProxyState> st, Duration tick) {
-  st->idle_timer.expires_after(tick);
-  st->idle_timer.async_wait([st, tick](const asio::error_code& ec) {
+// No idle limit at or beyond this (a year): nothing to watch.
+constexpr Duration kNoIdleLimit = std::chrono::hours(24 * 365);
+
+// The idle limit that applies now (tcp_proxy.h).
+Duration IdleLimit(const ProxyState& st) {
+  if (!st.options.timeouts) return st.options.idle_timeout;
+  const bool half_closed = st.dir[0].ended || st.dir[1].ended;
+  return half_closed ? st.options.timeouts->tcpfin() : st.options.timeouts->tcp();
+}
+
+void ArmIdleWatch(std::shared_ptr<ProxyState> st) {
+  const Duration limit = IdleLimit(*st);
+  if (limit <= Duration::zero() || limit >= kNoIdleLimit) return;
+  st->idle_timer.expires_after(
+      std::max<Duration>(limit / kQuietTicks, std::chrono::milliseconds(1)));
+  st->idle_timer.async_wait([st](const asio::error_code& ec) {
     if (ec || st->closed) return;
+    const auto now = std::chrono::steady_clock::now();
     if (st->activity != st->activity_seen) {
       st->activity_seen = st->activity;
-      st->quiet_ticks = 0;
-    } else if (++st->quiet_ticks >= kQuietTicks) {
-      st->status =
-          Unavailable("proxy: no traffic for " +
-                      std::to_string(static_cast<int64_t>(ToMillis(st->options.idle_timeout))) +
-                      " ms (idle timeout); connection closed");
+      st->last_active = now;
+    }
+    const Duration limit = IdleLimit(*st);
+    if (limit > Duration::zero() && now - st->last_active >= limit) {
+      const bool half_closed = st->dir[0].ended || st->dir[1].ended;
+      st->status = Unavailable(
+          "proxy: no traffic for " + std::to_string(static_cast<int64_t>(ToMillis(limit))) +
+          " ms (" + (half_closed ? "half-closed" : "idle") + " timeout); connection closed");
       CloseBoth(*st, /*abortive=*/false);
       return;
     }
-    ArmIdleWatch(st, tick);
+    ArmIdleWatch(st);
   });
 }
 
@@ -200,7 +223,7 @@ asio::awaitable<ssize_t> CopyRead(std::shared_ptr<ProxyState> st, int d, tcp::so
   if (dir.buf.empty()) {
     co_await src.async_wait(asio::socket_base::wait_read, kTuple);
     if (st->closed) co_return -1;
-    dir.buf.resize(std::min(st->options.splice_threshold, kCopyBuffer));
+    dir.buf.resize(std::min(CopySize(st->options), kFirstBuffer));
   }
   auto [ec, n] = co_await src.async_receive(asio::buffer(dir.buf), kTuple);
   if (st->closed) co_return -1;
@@ -212,11 +235,19 @@ asio::awaitable<ssize_t> CopyRead(std::shared_ptr<ProxyState> st, int d, tcp::so
   co_return static_cast<ssize_t>(n);
 }
 
+// EOF on direction d's source: shut down its destination's write half; the connection is
+// half-closed now, so the idle watch starts over with its (tcpfin) limit.
+void EndDirection(const std::shared_ptr<ProxyState>& st, int d) {
+  asio::error_code ignored;
+  (d == 0 ? st->b : st->a).shutdown(tcp::socket::shutdown_send, ignored);
+  st->dir[d].ended = true;
+  if (!st->closed) ArmIdleWatch(st);  // expires_after cancels the wait in progress
+}
+
 // One direction: src → dst until EOF on src (then dst's write half is shut down) or failure.
 asio::awaitable<void> Pump(std::shared_ptr<ProxyState> st, int d) {
   Direction& dir = st->dir[d];
   tcp::socket& src = d == 0 ? st->a : st->b;
-  tcp::socket& dst = d == 0 ? st->b : st->a;
   if (st->options.splice_threshold == 0) dir.splicing = dir.pipe.Open();
   for (;;) {
     if (st->closed) co_return;
@@ -224,15 +255,17 @@ asio::awaitable<void> Pump(std::shared_ptr<ProxyState> st, int d) {
       const ssize_t n = co_await CopyRead(st, d, src);
       if (n < 0) co_return;
       if (n == 0) {
-        asio::error_code ignored;
-        dst.shutdown(tcp::socket::shutdown_send, ignored);
+        EndDirection(st, d);
         co_return;
       }
       ++st->activity;
       if (!co_await SendAll(st, d, static_cast<size_t>(n))) co_return;
-      if (static_cast<size_t>(n) == dir.buf.size() && dir.pipe.Open()) {
-        // A full buffer means a bulk stream: stop copying it through user space. If pipe2
-        // fails (descriptor limit) the direction simply keeps copying.
+      if (static_cast<size_t>(n) < dir.buf.size()) continue;
+      if (dir.buf.size() < CopySize(st->options)) {
+        dir.buf.resize(CopySize(st->options));  // more than a small message
+      } else if (dir.pipe.Open()) {
+        // A full copy buffer means a bulk stream: stop copying it through user space. If
+        // pipe2 fails (descriptor limit) the direction simply keeps copying.
         dir.splicing = true;
         std::vector<uint8_t>().swap(dir.buf);
       }
@@ -248,8 +281,7 @@ asio::awaitable<void> Pump(std::shared_ptr<ProxyState> st, int d) {
       continue;
     }
     if (n == 0) {
-      asio::error_code ignored;
-      dst.shutdown(tcp::socket::shutdown_send, ignored);
+      EndDirection(st, d);
       co_return;
     }
     int err = errno;
@@ -266,9 +298,30 @@ asio::awaitable<void> Pump(std::shared_ptr<ProxyState> st, int d) {
 
 std::once_flag g_sigpipe_once;
 
+void BindHandle(const std::shared_ptr<ProxyState>& st, ProxyHandle& handle) {
+  std::weak_ptr<ProxyState> weak = st;
+  handle.Bind(
+      [weak](const std::string& reason) {
+        auto s = weak.lock();
+        if (!s || s->closed) return;
+        s->status = Unavailable("proxy: closed by the director: " + reason);
+        CloseBoth(*s, /*abortive=*/true);
+      },
+      [weak] {
+        auto s = weak.lock();
+        if (!s) return ProxyFlowState{};
+        // Bytes moved since the last tick: active now.
+        const Duration idle = s->activity != s->activity_seen
+                                  ? Duration::zero()
+                                  : Duration(std::chrono::steady_clock::now() - s->last_active);
+        return ProxyFlowState{s->dir[0].ended || s->dir[1].ended, idle, IdleLimit(*s),
+                              s->dir[0].buf.capacity() + s->dir[1].buf.capacity()};
+      });
+}
+
 }  // namespace
 
-void ProxyCloser::Close(const std::string& reason) {
+void ProxyHandle::Close(const std::string& reason) {
   if (close_) {
     auto close = std::move(close_);
     close_ = nullptr;
@@ -278,8 +331,10 @@ void ProxyCloser::Close(const std::string& reason) {
   }
 }
 
-void ProxyCloser::Bind(std::function<void(const std::string&)> close) {
+void ProxyHandle::Bind(std::function<void(const std::string&)> close,
+                       std::function<ProxyFlowState()> inspect) {
   close_ = std::move(close);
+  inspect_ = std::move(inspect);
   if (pending_) Close(*std::exchange(pending_, std::nullopt));
 }
 
@@ -296,21 +351,10 @@ asio::awaitable<ProxyResult> Proxy(tcp::socket a, tcp::socket b, ProxyOptions op
     CloseBoth(*st, /*abortive=*/true);
     co_return ProxyResult{0, 0, 0, st->status};
   }
-  const Duration idle = options.idle_timeout;
-  if (idle > Duration::zero() && idle < std::chrono::hours(24 * 365)) {
-    ArmIdleWatch(st, std::max<Duration>(idle / kQuietTicks, std::chrono::milliseconds(1)));
-  }
-
-  if (options.closer) {
-    options.closer->Bind([weak = std::weak_ptr<ProxyState>(st)](const std::string& reason) {
-      auto s = weak.lock();
-      if (!s || s->closed) return;
-      s->status = Unavailable("proxy: closed by the director: " + reason);
-      CloseBoth(*s, /*abortive=*/true);
-    });
-  }
+  ArmIdleWatch(st);
+  if (options.handle) BindHandle(st, *options.handle);
   co_await (Pump(st, 0) && Pump(st, 1));
-  if (options.closer) options.closer->Unbind();
+  if (options.handle) options.handle->Unbind();
 
   CloseBoth(*st, /*abortive=*/false);
   co_return ProxyResult{st->dir[0].bytes, st->dir[1].bytes, st->spliced, st->status};

@@ -1,13 +1,14 @@
 // TCP proxying for the `nat` forwarding method (DESIGN.md §3): pump bytes between two connected
 // sockets until both directions have ended, and connect with a deadline.
 //
-// How bytes move: each direction starts by copying through a 16 KiB user-space buffer
+// How bytes move: each direction starts by copying through a 2 KiB user-space buffer
 // (recv/send), allocated when the direction's first bytes arrive, so an idle connection holds no
-// buffer. After the first read, reads are asio receives: one recv(2) per message, no epoll_ctl(2)
-// re-arm and no EAGAIN recv(2) per message. The first read that fills the whole buffer shows a
-// bulk stream, and from then on
-// that direction uses splice(2) socket → pipe → socket (zero copy, a pipe pair created lazily
-// for that direction only). Short request/response exchanges, the common case for the
+// buffer; a read that fills it makes it the full 16 KiB copy buffer, so a keep-alive connection
+// idle after small messages holds 4 KiB of buffers, not 32. After the first read, reads are asio
+// receives: one recv(2) per message, no epoll_ctl(2) re-arm and no EAGAIN recv(2) per message.
+// The first read that fills the whole 16 KiB buffer shows a bulk stream, and from then on that
+// direction uses splice(2) socket → pipe → socket (zero copy, a pipe pair created lazily for that
+// direction only). Short request/response exchanges, the common case for the
 // services in the seeds, thus never pay for pipe creation (two pipe2 calls, four descriptors,
 // pipe pages counted against the user's pipe quota), while bulk transfers are not copied.
 // `splice_threshold = 0` splices from the first byte.
@@ -16,10 +17,12 @@
 // the other side, then shuts down the other side's write half; the opposite direction keeps
 // flowing. The proxy ends when both directions have seen EOF (status OK), when a socket fails
 // (ECONNRESET, EPIPE...: both sockets are reset, status kIo naming the side), when its owner
-// closes it (ProxyCloser: both reset, kUnavailable with the owner's reason), or when neither
-// direction moved a byte for idle_timeout (both closed, status kUnavailable). Idle detection
-// ticks every idle_timeout/4, so an idle connection is closed after between 1 and 1.25 times
-// idle_timeout; idle_timeout <= 0 disables it.
+// closes it (ProxyHandle: both reset, kUnavailable with the owner's reason), or when neither
+// direction moved a byte for the idle limit (both closed, status kUnavailable). The limit is
+// `timeouts` when given (FlowTimeouts: tcp while both directions flow, tcpfin once one has
+// ended, read afresh at every tick so ipvsadm --set reaches open connections), else
+// idle_timeout. Idle detection ticks every limit/4, so an idle connection is closed after
+// between 1 and 1.25 times the limit; idle_timeout <= 0 (without timeouts) disables it.
 //
 // Threads: the coroutine runs on the sockets' executor (one worker); both sockets must belong
 // to it. Proxy() sets SIGPIPE to ignored for the process once, because splice(2) into a
@@ -40,22 +43,40 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "net/flow_timeouts.h"
 
 namespace vsc::net {
 
-// Ends a running Proxy from outside, as LVS's expire_nodest_conn and HAProxy's
-// `on-marked-down shutdown-sessions` end flows to a removed or failed server: the owner passes
-// one in ProxyOptions::closer and calls Close() on the proxy's executor; both sockets are reset
-// and Proxy returns kUnavailable naming the reason. Close() before the proxy starts ends it as
-// it starts; after it ended, Close() does nothing. Bind/Unbind are Proxy's.
-class ProxyCloser {
+// What a running proxy reports of itself (ipvsadm -L -c: a connection's state and expiry).
+struct ProxyFlowState {
+  bool half_closed = false;  // one direction has ended (LVS's FIN_WAIT)
+  Duration idle{};           // since a byte last moved either way (to a quarter of the limit)
+  Duration limit{};          // the idle limit that applies now; <= 0: none
+  size_t buffer_bytes = 0;   // the copy buffers both directions hold now
+};
+
+// A running Proxy seen from outside. Close() ends it, as LVS's expire_nodest_conn and HAProxy's
+// `on-marked-down shutdown-sessions` end flows to a removed or failed server: both sockets are
+// reset and Proxy returns kUnavailable naming the reason; Close() before the proxy starts ends
+// it as it starts; after it ended, Close() does nothing. Inspect() is the proxy's state, nullopt
+// before it starts and after it ended. The owner passes one in ProxyOptions::handle and calls
+// both on the proxy's executor. Bind/Unbind are Proxy's.
+class ProxyHandle {
  public:
   void Close(const std::string& reason);
-  void Bind(std::function<void(const std::string&)> close);
-  void Unbind() { close_ = nullptr; }
+  std::optional<ProxyFlowState> Inspect() const {
+    if (!inspect_) return std::nullopt;
+    return inspect_();
+  }
+  void Bind(std::function<void(const std::string&)> close, std::function<ProxyFlowState()> inspect);
+  void Unbind() {
+    close_ = nullptr;
+    inspect_ = nullptr;
+  }
 
  private:
   std::function<void(const std::string&)> close_;
+  std::function<ProxyFlowState()> inspect_;
   std::optional<std::string> pending_;
 };
 
@@ -68,7 +89,8 @@ struct ProxyOptions {
   // "packets" of a stream, as near as user space sees them).
   std::array<std::array<std::atomic<uint64_t>*, 2>, 2> live_bytes{};
   std::array<std::array<std::atomic<uint64_t>*, 2>, 2> live_writes{};
-  std::shared_ptr<ProxyCloser> closer;  // optional
+  std::shared_ptr<ProxyHandle> handle;           // optional
+  std::shared_ptr<const FlowTimeouts> timeouts;  // optional; replaces idle_timeout
 };
 
 struct ProxyResult {

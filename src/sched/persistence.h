@@ -62,6 +62,13 @@ class PersistenceTable {
   // memory follows the live client count; Lookup ignores expired entries regardless.
   size_t Expire(TimePoint now);
 
+  // Calls f(masked_address, backend_key, expiry) for every entry, expired ones included
+  // (ipvsadm -L -c lists templates).
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const auto& [addr, e] : entries_) f(addr, e.backend_key, e.expiry);
+  }
+
   size_t size() const { return entries_.size(); }
   uint64_t evictions() const { return evictions_; }
   const PersistenceOptions& options() const { return options_; }

@@ -14,29 +14,29 @@ namespace {
 // clang-format off
 enum Opt : uint8_t {
   kNumeric, kConnection, kService, kScheduler, kPersistent, kNetmask, kServer, kForward,
-  kWeight, kUThreshold, kLThreshold, kStats, kRate, kExact, kOps, kOptCount
+  kWeight, kUThreshold, kLThreshold, kTimeout, kStats, kRate, kExact, kOps, kOptCount
 };
 constexpr std::array<std::string_view, kOptCount> kOptNames = {
     "numeric", "connection", "service-address", "scheduler", "persistent", "netmask",
-    "real-server", "forwarding-method", "weight", "u-threshold", "l-threshold", "stats", "rate",
-    "exact", "ops"};
+    "real-server", "forwarding-method", "weight", "u-threshold", "l-threshold", "timeout",
+    "stats", "rate", "exact", "ops"};
 
 // commands_v_options restricted to the columns above, one row per Verb:
 // '+' compulsory, 'x' illegal, '1' exclusive (at most one '1' option), ' ' optional.
 constexpr std::array<std::string_view, 12> kLegal = {
-    // columns: -n -c svc -s -p -M -r fwd -w -x -y --stats --rate --exact -o
-    "xx+   xxxxxxxx ",   // add-service
-    "xx+   xxxxxxxx ",   // edit-service
-    "xx+xxxxxxxxxxxx",   // delete-service
-    "xxxxxxxxxxxxxxx",   // flush
-    " 11xxxxxxxx   x",   // list
-    "xx+xxx+    xxxx",   // add-server
-    "xx+xxx+xxxxxxxx",   // delete-server
-    "xx+xxx+    xxxx",   // edit-server
-    "xxxxxxxxxxxxxxx",   // set
-    "xxxxxxxxxxxxxxx",   // restore
-    " xxxxxxxxxxxxxx",   // save
-    "xx xxxxxxxxxxxx"};  // zero
+    // columns: -n -c svc -s -p -M -r fwd -w -x -y --timeout --stats --rate --exact -o
+    "xx+   xxxxxxxxx ",   // add-service
+    "xx+   xxxxxxxxx ",   // edit-service
+    "xx+xxxxxxxxxxxxx",   // delete-service
+    "xxxxxxxxxxxxxxxx",   // flush
+    " 11xxxxxxxx1   x",   // list
+    "xx+xxx+    xxxxx",   // add-server
+    "xx+xxx+xxxxxxxxx",   // delete-server
+    "xx+xxx+    xxxxx",   // edit-server
+    "xxxxxxxxxxxxxxxx",   // set
+    "xxxxxxxxxxxxxxxx",   // restore
+    " xxxxxxxxxxxxxxx",   // save
+    "xx xxxxxxxxxxxxx"};  // zero
 
 constexpr std::array<std::string_view, 12> kVerbNames = {
     "add-service", "edit-service", "delete-service", "flush", "list", "add-server",
@@ -91,6 +91,7 @@ constexpr Spec kSpecs[] = {
     {"l-threshold", 'y', Arg::kRequired, Kind::kOpt, kLThreshold, ""},
     {"numeric", 'n', Arg::kNone, Kind::kOpt, kNumeric, ""},
     {"connection", 'c', Arg::kNone, Kind::kOpt, kConnection, ""},
+    {"timeout", '\0', Arg::kNone, Kind::kOpt, kTimeout, ""},
     {"stats", '\0', Arg::kNone, Kind::kOpt, kStats, ""},
     {"rate", '\0', Arg::kNone, Kind::kOpt, kRate, ""},
     {"exact", 'X', Arg::kNone, Kind::kOpt, kExact, ""},
@@ -388,8 +389,8 @@ Result<Command> ParseArgs(std::span<const std::string> args) {
   VSC_RETURN_IF_ERROR(ParseServerOptions(c, cmd));
   VSC_RETURN_IF_ERROR(ParsePositional(c, cmd));
   VSC_RETURN_IF_ERROR(CheckLegal(cmd.verb, c));
-  cmd.list = ListFlags{c.opts[kNumeric].set, c.opts[kConnection].set, c.opts[kStats].set,
-                       c.opts[kRate].set, c.opts[kExact].set};
+  cmd.list = ListFlags{c.opts[kNumeric].set, c.opts[kConnection].set, c.opts[kTimeout].set,
+                       c.opts[kStats].set,   c.opts[kRate].set,       c.opts[kExact].set};
   VSC_RETURN_IF_ERROR(CheckCombination(cmd));
   return cmd;
 }

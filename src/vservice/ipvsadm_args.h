@@ -6,7 +6,7 @@
 //   -a|-e -t|-u VIP:PORT -r RIP[:PORT] [-g|-m] [-w W] [-x U] [-y L]
 //   -d -t|-u VIP:PORT -r RIP[:PORT]
 //   -C   -S [-n]   -R   -Z [-t|-u VIP:PORT]   --set TCP TCPFIN UDP
-//   -L|-l [-t|-u VIP:PORT] [-n] [--stats|--rate] [--exact] [-c]
+//   -L|-l [-t|-u VIP:PORT | -c | --timeout] [-n] [--stats|--rate] [--exact]
 //
 // Long forms (--add-service ...), grouped short flags (-Ln), attached values (-w3, --weight=3)
 // and ipvsadm's optional -p value (taken when the next argument does not start with '-') all
@@ -52,6 +52,7 @@ std::string_view VerbName(Verb verb);
 struct ListFlags {
   bool numeric = false;      // -n
   bool connections = false;  // -c
+  bool timeouts = false;     // --timeout
   bool stats = false;        // --stats
   bool rate = false;         // --rate
   bool exact = false;        // --exact / -X

@@ -75,6 +75,12 @@ class UdpSessionTable {
   // at each session's next packet.
   Status SetTimeout(Duration timeout);
 
+  // Calls f(session) for every session, least recently seen first (ipvsadm -L -c).
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const UdpSession& s : order_) f(s);
+  }
+
   size_t size() const { return index_.size(); }
   const UdpSessionOptions& options() const { return options_; }
 

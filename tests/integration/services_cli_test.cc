@@ -9,8 +9,12 @@
 #include <asio.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <thread>
+#include <utility>
 
 #include "common/subprocess.h"
 #include "integration/cluster_harness.h"
@@ -31,6 +35,25 @@ std::string UserRules(const std::string& saved, uint16_t lookup_port) {
     if ((line + " ").find(builtin) == std::string::npos) out += line + "\n";
   }
   return out;
+}
+
+// A free loopback port of `protocol`'s kind (bound and released).
+template <typename Protocol>
+uint16_t FreePort() {
+  asio::io_context io;
+  typename Protocol::socket s(io, {asio::ip::address_v4::loopback(), 0});
+  return s.local_endpoint().port();
+}
+
+// The `vsc adm -L -c -n` line that contains every one of `parts`, or "".
+std::string ConnectionLine(const std::string& listing, const std::vector<std::string>& parts) {
+  std::istringstream in(listing);
+  for (std::string line; std::getline(in, line);) {
+    bool all = true;
+    for (const std::string& p : parts) all = all && line.find(p) != std::string::npos;
+    if (all) return line;
+  }
+  return "";
 }
 
 class ServicesCliTest : public ::testing::Test {
@@ -63,6 +86,65 @@ class ServicesCliTest : public ::testing::Test {
 
   std::pair<int, std::string> Adm(const std::vector<std::string>& args) {
     return RunAdm(dir_, admin_port_, dir_ + "/director-admin.token", args);
+  }
+
+  // Adds a TCP rr service in front of `backend_port` (a TCP_CHECK every 600 s) to the
+  // configuration, starts the director and waits for the check; returns the service's port.
+  uint16_t StartWithOneService(uint16_t backend_port) {
+    const uint16_t vport = FreePort<asio::ip::tcp>();
+    std::ofstream(dir_ + "/d.toml", std::ios::app)
+        << "[[service]]\nprotocol = \"tcp\"\naddress = \"127.0.0.1:" << vport
+        << "\"\nlb_algo = \"rr\"\n"
+        << "[[service.server]]\naddress = \"127.0.0.1:" << backend_port << "\"\n"
+        << "[service.server.check]\ntype = \"TCP_CHECK\"\ndelay_loop = \"600s\"\n";
+    StartDirector();
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          return Adm({"-L", "-n"}).second.find(" UP") != std::string::npos;
+        },
+        20s, 100ms));
+    return vport;
+  }
+
+  // The running director's soft RLIMIT_NOFILE, set with prlimit(1); the hard limit stays, so a
+  // lowered limit can be raised again without CAP_SYS_RESOURCE.
+  bool Prlimit(int64_t limit) {
+    SpawnOptions so;
+    so.argv = {"/usr/bin/prlimit", "--pid", std::to_string(director_->pid()),
+               "--nofile=" + std::to_string(limit) + ":"};
+    so.log_path = dir_ + "/prlimit.log";
+    auto pl = Subprocess::Spawn(so);
+    const bool ok = pl.ok() && pl->Wait(10s) == 0;
+    EXPECT_TRUE(ok) << ReadFile(so.log_path);
+    return ok;
+  }
+
+  // The lowest descriptor number the director does not hold, once that figure has stayed the
+  // same for 200 ms (an admin connection just answered may still be closing).
+  int64_t LowestFreeDescriptor() {
+    auto lowest = [&] {
+      std::set<int64_t> used;
+      const std::string fds = "/proc/" + std::to_string(director_->pid()) + "/fd";
+      for (const auto& e : std::filesystem::directory_iterator(fds)) {
+        used.insert(std::stoll(e.path().filename().string()));
+      }
+      int64_t n = 0;
+      while (used.contains(n)) ++n;
+      return n;
+    };
+    int64_t previous = -1;
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          const int64_t n = lowest();
+          return std::exchange(previous, n) == n;
+        },
+        10s, 200ms));
+    return previous;
+  }
+
+  int64_t DescriptorsHeld() {
+    const std::string fds = "/proc/" + std::to_string(director_->pid()) + "/fd";
+    return std::distance(std::filesystem::directory_iterator(fds), {});
   }
 
   std::string Saved() {
@@ -199,32 +281,9 @@ std::string Outcome(asio::ip::tcp::socket& c, std::chrono::milliseconds limit) {
 // left in the backlog), and the refusals are counted in /metrics and `vsc adm -L -n --stats`.
 TEST_F(ServicesCliTest, OutOfDescriptorsAClientIsRefusedAtOnceAndCounted) {
   EchoServer echo;
-  const uint16_t vport = [] {
-    asio::io_context io;
-    asio::ip::tcp::acceptor a(io, {asio::ip::address_v4::loopback(), 0});
-    return a.local_endpoint().port();
-  }();
+  const uint16_t vport = StartWithOneService(echo.port());
   const std::string vip = "127.0.0.1:" + std::to_string(vport);
-  std::ofstream(dir_ + "/d.toml", std::ios::app)
-      << "[[service]]\nprotocol = \"tcp\"\naddress = \"" << vip << "\"\nlb_algo = \"rr\"\n"
-      << "[[service.server]]\naddress = \"127.0.0.1:" << echo.port() << "\"\n"
-      << "[service.server.check]\ntype = \"TCP_CHECK\"\ndelay_loop = \"600s\"\n";
-  ASSERT_NO_FATAL_FAILURE(StartDirector());
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        return Adm({"-L", "-n"}).second.find(" UP") != std::string::npos;
-      },
-      20s, 100ms));
-  const std::string fds = "/proc/" + std::to_string(director_->pid()) + "/fd";
-  const auto held = std::distance(std::filesystem::directory_iterator(fds), {});
-  const std::string limit = std::to_string(held + 6);
-  SpawnOptions so;
-  so.argv = {"/usr/bin/prlimit", "--pid", std::to_string(director_->pid()),
-             "--nofile=" + limit + ":" + limit};
-  so.log_path = dir_ + "/prlimit.log";
-  auto pl = Subprocess::Spawn(so);
-  ASSERT_TRUE(pl.ok());
-  ASSERT_EQ(pl->Wait(10s), 0) << ReadFile(so.log_path);
+  ASSERT_TRUE(Prlimit(DescriptorsHeld() + 6));
 
   asio::io_context io;
   std::vector<asio::ip::tcp::socket> clients;
@@ -254,6 +313,108 @@ TEST_F(ServicesCliTest, OutOfDescriptorsAClientIsRefusedAtOnceAndCounted) {
                            "\",reason=\"no_descriptor\"} " + std::to_string(outcomes["refused"]) +
                            "\n";
   EXPECT_NE(metrics->second.find(line), std::string::npos) << metrics->second;
+}
+
+// With the limit at the lowest free descriptor number, no new descriptor can be had and
+// accept(2) fails: the listener frees its spare descriptor (opened at start, a lower number),
+// takes the waiting client and resets it, so each client is refused at once instead of waiting
+// in the backlog (the test above reaches the connect side as well; this one only the accept
+// side). The limit is raised again afterwards so the admin API can answer.
+TEST_F(ServicesCliTest, AtTheDescriptorLimitTheListenerRefusesEachClientAtOnce) {
+  EchoServer echo;
+  const uint16_t vport = StartWithOneService(echo.port());
+  const std::string vip = "127.0.0.1:" + std::to_string(vport);
+  ASSERT_TRUE(Prlimit(LowestFreeDescriptor()));
+
+  asio::io_context io;
+  std::map<std::string, int> outcomes;
+  for (int i = 0; i < 5; ++i) {
+    asio::ip::tcp::socket c(io);
+    c.connect({asio::ip::address_v4::loopback(), vport});
+    ++outcomes[Outcome(c, 2000ms)];
+  }
+  EXPECT_EQ(outcomes["refused"], 5)
+      << "hung " << outcomes["hung"] << ", served " << outcomes["served"];
+  ASSERT_TRUE(Prlimit(1024));
+  auto metrics =
+      AdminHttpGet(admin_port_, "/metrics", ReadFile(dir_ + "/director-admin.token"), 5s);
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->second.find("vsc_service_refused_total{service=\"tcp/" + vip +
+                                 "\",reason=\"no_descriptor\"} 5\n"),
+            std::string::npos)
+      << metrics->second;
+}
+
+// ipvsadm -L -c and --set through a running director: an open TCP connection (ESTABLISHED, then
+// FIN_WAIT once the client closes its half, with tcpfin's expiry), its persistence template
+// (NONE, the client's network, port 0) and a UDP session are listed as ipvsadm lists IPVS
+// entries; a new udp timeout reaches a session that is already open, which then ends.
+TEST_F(ServicesCliTest, ListConnectionsShowsOpenFlowsAndSetTimeoutsReachesThem) {
+  asio::io_context io;
+  // Backends that never answer: a listening socket nobody accepts from (the kernel completes
+  // the handshake and holds the bytes) and a UDP socket that only receives.
+  asio::ip::tcp::acceptor silent(io, {asio::ip::address_v4::loopback(), 0});
+  asio::ip::udp::socket sink(io, {asio::ip::address_v4::loopback(), 0});
+  const uint16_t tport = FreePort<asio::ip::tcp>();
+  const uint16_t uport_v = FreePort<asio::ip::udp>();
+  const std::string tvip = "127.0.0.1:" + std::to_string(tport);
+  const std::string uvip = "127.0.0.1:" + std::to_string(uport_v);
+  const std::string tdest = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+  const std::string udest = "127.0.0.1:" + std::to_string(sink.local_endpoint().port());
+  ASSERT_NO_FATAL_FAILURE(StartDirector());
+  for (const std::vector<std::string>& a :
+       std::vector<std::vector<std::string>>{{"-A", "-t", tvip, "-s", "rr", "-p", "60"},
+                                             {"-a", "-t", tvip, "-r", tdest, "-m"},
+                                             {"-A", "-u", uvip, "-s", "rr"},
+                                             {"-a", "-u", uvip, "-r", udest, "-m"},
+                                             {"--set", "0", "30", "0"}}) {
+    auto [code, out] = Adm(a);
+    ASSERT_EQ(code, 0) << out;
+  }
+  EXPECT_EQ(Adm({"-L", "--timeout"}).second, "Timeout (tcp tcpfin udp): 900 30 300\n");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Adm({"-L", "-n"}).second.find(" UP") != std::string::npos;
+      },
+      20s, 100ms));
+
+  asio::ip::tcp::socket client(io);
+  client.connect({asio::ip::address_v4::loopback(), tport});
+  asio::write(client, asio::buffer("x", 1));
+  const std::string cport = "127.0.0.1:" + std::to_string(client.local_endpoint().port());
+  asio::ip::udp::socket uclient(io, {asio::ip::address_v4::loopback(), 0});
+  const std::string uport = "127.0.0.1:" + std::to_string(uclient.local_endpoint().port());
+  uclient.send_to(asio::buffer("q", 1), {asio::ip::address_v4::loopback(), uport_v});
+
+  std::string listing;
+  auto listed = [&](const std::vector<std::string>& parts) {
+    return WaitUntil(
+        [&] {
+          listing = Adm({"-L", "-c", "-n"}).second;
+          return !ConnectionLine(listing, parts).empty();
+        },
+        10s, 50ms);
+  };
+  EXPECT_TRUE(listed({"TCP ", "ESTABLISHED " + cport + " ", tvip, tdest})) << listing;
+  EXPECT_TRUE(listed({"TCP ", "NONE", "127.0.0.1:0 ", tvip, tdest})) << listing;
+  EXPECT_TRUE(listed({"UDP 0", "UDP ", uport + " ", uvip, udest})) << listing;  // 0m:ss left
+  EXPECT_EQ(listing.rfind("IPVS connection entries\npro expire state", 0), 0u) << listing;
+
+  client.shutdown(asio::ip::tcp::socket::shutdown_send);
+  ASSERT_TRUE(listed({"FIN_WAIT    " + cport})) << listing;
+  const std::string fin = ConnectionLine(listing, {"FIN_WAIT"});
+  EXPECT_TRUE(fin.find("TCP 00:30 ") == 0 || fin.find("TCP 00:29 ") == 0) << fin;
+
+  // The UDP session was opened under 300 s; the new value ends it within about a second.
+  ASSERT_EQ(Adm({"--set", "0", "0", "1"}).first, 0);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        listing = Adm({"-L", "-c", "-n"}).second;
+        return ConnectionLine(listing, {"UDP ", uport}).empty();
+      },
+      10s, 100ms))
+      << listing;
+  EXPECT_EQ(director_->Terminate(10s), 0);
 }
 
 }  // namespace

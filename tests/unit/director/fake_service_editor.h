@@ -51,6 +51,11 @@ class FakeServiceEditor : public ServiceEditor {
     return Status::Ok();
   }
 
+  net::FlowTimeoutValues Timeouts() const override { return timeouts_.Get(); }
+  void SetTimeouts(const net::FlowTimeoutValues& values) override { timeouts_.Set(values); }
+  asio::awaitable<FlowList> Flows() override { co_return flows; }
+
+  FlowList flows;  // what Flows() answers
   int commits = 0;
   std::optional<Status> fail_next;
   std::optional<ServiceRuntime> runtime_for;    // figures every service reports
@@ -58,6 +63,7 @@ class FakeServiceEditor : public ServiceEditor {
   std::vector<std::optional<vservice::ServiceKey>> zeroed;
 
  private:
+  net::FlowTimeouts timeouts_;
   // Removed, added, edited services, as the interface promises (destinations not itemised).
   static vservice::Change Of(vservice::ChangeKind kind, const vservice::ServiceKey& key) {
     vservice::Change c;

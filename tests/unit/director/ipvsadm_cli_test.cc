@@ -127,12 +127,63 @@ TEST_F(IpvsadmCliTest, RefusalsCarryIpvsadmText) {
   EXPECT_NE(r.body.find("Service not defined"), std::string::npos);
   r = Adm("-d -t 10.0.0.1:80 -r 1.1.1.1:80");
   EXPECT_NE(r.body.find("No such destination"), std::string::npos);
-  auto set = vservice::ParseArgs(Words("--set 900 120 300"));
-  ASSERT_TRUE(set.ok());
-  EXPECT_FALSE(RequestFor(*set).ok());
+}
+
+// ipvsadm --set keeps a value given as 0; -L --timeout prints what holds now; a bad value
+// changes nothing.
+TEST_F(IpvsadmCliTest, SetTimeoutsKeepsZerosAndListTimeoutShowsThem) {
+  net::HttpResponse r = Adm("-L --timeout");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(RenderTimeouts(json::parse(r.body)), "Timeout (tcp tcpfin udp): 900 120 300\n");
+  Ok("--set 0 30 7");
+  r = Adm("-L --timeout");
+  EXPECT_EQ(RenderTimeouts(json::parse(r.body)), "Timeout (tcp tcpfin udp): 900 30 7\n");
+  EXPECT_EQ(editor_.Timeouts().udp, std::chrono::seconds(7));
+
+  net::HttpRequest bad;
+  bad.method = "PUT";
+  bad.path = bad.target = "/v1/services/timeouts";
+  bad.body = R"({"tcp": 60, "udp": -1})";
+  r = routes_.Handle(bad);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("invalid timeout value `-1' specified for udp"), std::string::npos);
+  EXPECT_EQ(editor_.Timeouts().tcp, std::chrono::seconds(900));  // nothing changed
+}
+
+TEST(IpvsadmListArgs, ConnectionsAndTimeoutsAreListModesOfTheirOwn) {
   auto conns = vservice::ParseArgs(Words("-L -n -c"));
   ASSERT_TRUE(conns.ok());
-  EXPECT_FALSE(RequestFor(*conns).ok());
+  auto req = RequestFor(*conns);
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(req->method + " " + req->target, "GET /v1/services/connections");
+  for (const char* line : {"-L -c --timeout", "-L --timeout -t 10.0.0.1:80", "-L -c --stats"}) {
+    auto bad = vservice::ParseArgs(Words(line));
+    EXPECT_FALSE(bad.ok()) << line;
+  }
+}
+
+// GET /v1/services/connections sorted and rendered as ipvsadm -L -c -n prints IPVS entries.
+TEST(ServiceListingTest, RendersConnectionEntriesAsIpvsadm) {
+  using vservice::AddrPort;
+  auto ap = [](const char* text) {
+    auto p = vservice::ParseAddrPort(text);
+    return AddrPort{p->addr, *p->port};
+  };
+  ServiceEditor::FlowList list;
+  list.entries.push_back({vservice::Proto::kUdp, "UDP", ap("10.0.0.6:5353"), ap("192.168.0.100:53"),
+                          ap("192.168.1.12:53"), std::chrono::milliseconds(299400)});
+  list.entries.push_back({vservice::Proto::kTcp, "ESTABLISHED", ap("10.0.0.5:51922"),
+                          ap("192.168.0.100:80"), ap("192.168.1.11:80"),
+                          std::chrono::seconds(899)});
+  const json j = FlowsJson(list);
+  EXPECT_EQ(j["connections"][0]["protocol"], "TCP");  // sorted: TCP before UDP
+  EXPECT_EQ(RenderConnections(j),
+            "IPVS connection entries\n"
+            "pro expire state       source             virtual            destination\n"
+            "TCP 14:59  ESTABLISHED 10.0.0.5:51922     192.168.0.100:80   192.168.1.11:80\n"
+            "UDP 04:59  UDP         10.0.0.6:5353      192.168.0.100:53   192.168.1.12:53\n");
+  list.truncated = true;
+  EXPECT_NE(RenderConnections(FlowsJson(list)).find("truncated"), std::string::npos);
 }
 
 TEST_F(IpvsadmCliTest, RestoreReadsAFileSavedByIpvsadm) {

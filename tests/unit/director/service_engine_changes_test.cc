@@ -117,6 +117,28 @@ TEST_F(ServiceChangesTest, MarkedDownWithShutdownSessionsClosesTheConnection) {
   EXPECT_EQ(control_.Run([&] { return engine_->sched_table_builds(); }), builds);
 }
 
+// A connection the sorry server took is registered like any other: replacing the sorry server
+// under expire_nodest_conn closes it (keepalived's sorry server is a destination of its own).
+TEST_F(ServiceChangesTest, ReplacingTheSorryServerUnderExpireNodestConnClosesItsConnection) {
+  EngineOptions eo;
+  eo.nat.expire_nodest_conn = true;
+  Reopen(std::move(eo));
+  auto sorry_a = Server(TcpTestServer::Mode::kSilent);
+  auto sorry_b = Server(TcpTestServer::Mode::kSilent);
+  vservice::ServiceConfig config;
+  config.sorry_server = Local(sorry_a->endpoint().port());
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(Key(), config).ok());  // no destination: clients go to the sorry server
+  ASSERT_TRUE(Commit(t).ok());
+  LongConnection c(port_);
+  ASSERT_TRUE(Eventually([&] { return Runtime(Key()).connections == 1; }));
+  config.sorry_server = Local(sorry_b->endpoint().port());
+  ASSERT_TRUE(t.EditService(Key(), config).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  EXPECT_TRUE(Eventually([&] { return c.Closed(); }));
+  EXPECT_TRUE(Eventually([&] { return Ended() == 1; }));
+}
+
 TEST_F(ServiceChangesTest, UdpSessionOfARemovedDestinationEndsUnderExpireNodestConn) {
   EngineOptions eo;
   eo.nat.expire_nodest_conn = true;

@@ -316,6 +316,42 @@ TEST(DestPicker, ExpireQuiescentTemplateMovesAKnownClientOffAWeightZeroDestinati
   }
 }
 
+// Under expire_nodest_conn the sorry server's flows end when an edit removes or replaces it,
+// as keepalived's sorry server is a destination of its own; without the option they go on.
+TEST(FlowsToEnd, ARemovedSorryServerEndsItsFlowsUnderExpireNodestConn) {
+  VirtualService vs = Service(1);
+  vs.config.sorry_server = Dest(99);
+  auto before = BuildServiceView(vs, Inputs(1), 1);
+  EXPECT_TRUE(FlowsToEnd(before.get(), *BuildServiceView(vs, Inputs(1), 2), true).empty());
+  vs.config.sorry_server = Dest(98);
+  auto after = BuildServiceView(vs, Inputs(1), 3);
+  auto ended = FlowsToEnd(before.get(), *after, /*expire_nodest_conn=*/true);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].dest, Dest(99));
+  EXPECT_TRUE(ended[0].sorry);
+  EXPECT_STREQ(EndReasonText(ended[0]), "sorry server removed (expire_nodest_conn)");
+  EXPECT_TRUE(FlowsToEnd(before.get(), *after, /*expire_nodest_conn=*/false).empty());
+}
+
+// ipvsadm -L -c's templates: a persistent client's network (masked by -M, port 0), the
+// destination it sticks to, the time left; gone once expired.
+TEST(DestPicker, TemplatesListEachClientNetworkAndItsDestination) {
+  VirtualService vs = Service(2);
+  vs.config.scheduler = "rr";
+  vs.config.persistence = vservice::Persistence{60, 24};
+  DestPicker p({});
+  p.OnView(std::shared_ptr<const ServiceView>(BuildServiceView(vs, Inputs(2), 1)));
+  EXPECT_TRUE(p.Templates(TimePoint{}).empty());
+  const auto first = p.Pick({IpAddress::V4(0xc0a80105), 40000}, TimePoint{});
+  ASSERT_TRUE(first.has_value());
+  const auto t = p.Templates(TimePoint{} + std::chrono::seconds(10));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].network, (AddrPort{IpAddress::V4(0xc0a80100), 0}));
+  EXPECT_EQ(t[0].dest, Dest(static_cast<uint8_t>(*first + 1)));
+  EXPECT_EQ(t[0].expires_in, std::chrono::seconds(50));
+  EXPECT_TRUE(p.Templates(TimePoint{} + std::chrono::seconds(60)).empty());
+}
+
 // Schedulers without a table (lc, wlc, ...) build nothing, whatever changes.
 TEST(SchedTableShare, SchedulersWithoutATableBuildNothing) {
   VirtualService vs = Service(2);

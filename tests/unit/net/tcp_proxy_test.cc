@@ -90,6 +90,11 @@ class ProxyHarness {
     io_.Run([&] { listener_.reset(); });
   }
   uint16_t port() const { return port_; }
+  // Runs f on the proxy's thread (ProxyHandle's calls belong there).
+  template <class F>
+  auto OnIo(F f) {
+    return io_.Run(std::move(f));
+  }
   // The result of the (single) proxied connection, or a failed status after 10 s.
   ProxyResult Result() {
     auto fut = result_->get_future();
@@ -242,6 +247,93 @@ TEST(TcpProxyTest, IdleConnectionIsClosed) {
   ProxyResult r = proxy.Result();
   EXPECT_EQ(r.status.code(), Code::kUnavailable) << r.status.ToString();
   EXPECT_NE(r.status.message().find("idle"), std::string::npos);
+  ::close(client);
+  ::close(server);
+}
+
+// A direction's buffer is 2 KiB until a read fills it, then 16 KiB until a read fills that,
+// then none (splice): a connection idle after small messages holds 4 KiB, not 32.
+TEST(TcpProxyTest, BuffersGrowOnlyForMessagesThatFillThem) {
+  RawListener backend;
+  ProxyOptions options;
+  options.handle = std::make_shared<ProxyHandle>();
+  ProxyHarness proxy(backend.endpoint(), options);
+  int client = ConnectTcp(proxy.port());
+  ASSERT_GE(client, 0);
+  int server = backend.Accept();
+  ASSERT_GE(server, 0);
+  auto held = [&] {
+    return proxy.OnIo(
+        [&] { return options.handle->Inspect().value_or(ProxyFlowState{}).buffer_bytes; });
+  };
+  EXPECT_EQ(held(), 0u);  // nothing moved yet
+  const std::string small(100, 'q');
+  ASSERT_TRUE(SendAllFd(client, small));
+  EXPECT_EQ(RecvExactly(server, small.size()), small);
+  ASSERT_TRUE(SendAllFd(server, small));
+  EXPECT_EQ(RecvExactly(client, small.size()), small);
+  EXPECT_EQ(held(), 2u * 2048);
+  const std::string medium(10 * 1024, 'm');  // fills the 2 KiB buffer: that direction grows
+  ASSERT_TRUE(SendAllFd(server, medium));
+  EXPECT_EQ(RecvExactly(client, medium.size()), medium);
+  EXPECT_EQ(held(), 2048u + 16384u);
+  const std::string bulk(1 << 20, 'b');  // fills 16 KiB: that direction splices, no buffer
+  ASSERT_TRUE(SendAllFd(server, bulk));
+  EXPECT_EQ(RecvExactly(client, bulk.size()).size(), bulk.size());
+  EXPECT_EQ(held(), 2048u);
+  ::close(client);
+  ::close(server);
+  EXPECT_TRUE(proxy.Result().status.ok());
+}
+
+// ipvsadm --set's tcpfin: once the client has closed its half and the server goes quiet, the
+// rest of the connection lives tcpfin, not tcp.
+TEST(TcpProxyTest, AHalfClosedConnectionIsClosedAfterTheFinTimeout) {
+  RawListener backend;
+  ProxyOptions options;
+  auto timeouts = std::make_shared<FlowTimeouts>(FlowTimeoutValues{30s, 200ms, 30s});
+  options.timeouts = timeouts;
+  const auto latest = 200ms * 5 / 4 + testing::kSchedulingSlack;
+  ProxyHarness proxy(backend.endpoint(), options);
+  int client = ConnectTcp(proxy.port());
+  ASSERT_GE(client, 0);
+  int server = backend.Accept();
+  ASSERT_GE(server, 0);
+  ASSERT_TRUE(SendAllFd(client, "x"));
+  ASSERT_EQ(::shutdown(client, SHUT_WR), 0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(RecvUntilClosed(server), "x");  // the FIN reached the server, which says nothing
+  testing::SetRecvTimeout(client, 5s);
+  EXPECT_EQ(RecvUntilClosed(client), "");  // closed by the proxy
+  EXPECT_LE(std::chrono::steady_clock::now() - start, latest);
+  ProxyResult r = proxy.Result();
+  EXPECT_NE(r.status.message().find("half-closed"), std::string::npos) << r.status.ToString();
+  ::close(client);
+  ::close(server);
+}
+
+// A new value (ipvsadm --set) reaches a connection that is already open, at its next idle tick
+// (a quarter of the limit it had), not only connections opened after it.
+TEST(TcpProxyTest, ANewTcpTimeoutReachesAnOpenConnection) {
+  RawListener backend;
+  ProxyOptions options;
+  auto timeouts = std::make_shared<FlowTimeouts>(FlowTimeoutValues{4s, 4s, 4s});
+  options.timeouts = timeouts;
+  ProxyHarness proxy(backend.endpoint(), options);
+  int client = ConnectTcp(proxy.port());
+  ASSERT_GE(client, 0);
+  int server = backend.Accept();
+  ASSERT_GE(server, 0);
+  const auto start = std::chrono::steady_clock::now();
+  timeouts->Set({100ms, Duration::zero(), Duration::zero()});
+  EXPECT_EQ(timeouts->tcpfin(), 4s);  // zero keeps a value
+  testing::SetRecvTimeout(client, 8s);
+  EXPECT_EQ(RecvUntilClosed(client), "");
+  // The old limit's tick (1 s) plus the new limit's quarter: well before the old 4 s.
+  EXPECT_LE(std::chrono::steady_clock::now() - start, 1s + 125ms + testing::kSchedulingSlack);
+  ProxyResult r = proxy.Result();
+  EXPECT_NE(r.status.message().find("100 ms (idle timeout)"), std::string::npos)
+      << r.status.ToString();
   ::close(client);
   ::close(server);
 }

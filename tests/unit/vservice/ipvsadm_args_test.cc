@@ -94,8 +94,9 @@ TEST(IpvsadmArgs, RealServerPortDefaultsToTheVirtualPort) {
 TEST(IpvsadmArgs, ListSaveZeroAndSet) {
   const Command l = Parse("-L -n --stats --exact");
   EXPECT_EQ(l.verb, Verb::kList);
-  EXPECT_EQ(l.list, (ListFlags{true, false, true, false, true}));
+  EXPECT_EQ(l.list, (ListFlags{.numeric = true, .stats = true, .exact = true}));
   EXPECT_EQ(Parse("-l -c").list.connections, true);
+  EXPECT_TRUE(Parse("-L --timeout").list.timeouts);
   EXPECT_EQ(Parse("-L -t 10.0.0.1:80 --rate").service, Key("tcp", "10.0.0.1:80"));
   EXPECT_EQ(ParseArgs(std::vector<std::string>{})->verb, Verb::kList);  // bare ipvsadm lists
   EXPECT_EQ(Parse("-S -n").verb, Verb::kSave);
