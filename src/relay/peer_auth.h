@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "common/status.h"
 #include "proto/auth.h"
@@ -26,13 +28,18 @@ inline constexpr size_t kTagBytes = proto::HmacSha256::kTagBytes;
 class PeerSealer {
  public:
   PeerSealer(const proto::ClusterKey& key, const proto::Nonce& nonce);
-  // Appends the tag to frame.payload.
+  // The next frame on the wire: encoded with its tag (EncodeFrame of the sealed frame), in this
+  // sealer's buffer, valid until the next call. The frame's bytes are copied once and, once
+  // the buffer has grown, nothing is allocated (every node-to-node frame goes this way).
+  std::span<const uint8_t> Encode(const Frame& frame);
+  // Appends the tag to frame.payload (the same tag Encode would send).
   void Seal(Frame& frame);
 
  private:
   proto::HmacSha256 hmac_;
   proto::Nonce nonce_;
   uint64_t number_ = 0;
+  std::vector<uint8_t> buf_;  // nonce || number || the frame || its tag
 };
 
 class PeerOpener {
@@ -46,6 +53,7 @@ class PeerOpener {
   proto::HmacSha256 hmac_;
   proto::Nonce nonce_;
   uint64_t number_ = 0;
+  std::vector<uint8_t> buf_;  // what the tag covers, reused from frame to frame
 };
 
 // The nonce in a PEER_HELLO or PEER_CHALLENGE payload (tag already stripped).

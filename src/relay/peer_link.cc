@@ -1,6 +1,7 @@
 #include "relay/peer_link.h"
 
 #include <asio/experimental/as_tuple.hpp>
+#include <optional>
 
 #include "relay/frame_reader.h"
 
@@ -9,36 +10,79 @@ namespace vsc::relay {
 using asio::experimental::as_tuple;
 
 PeerLink::PeerLink(asio::io_context& io, const proto::ClusterKey& key, std::string self_name,
-                   asio::ip::tcp::endpoint peer, std::chrono::milliseconds timeout)
+                   asio::ip::tcp::endpoint peer, std::chrono::milliseconds timeout,
+                   const Clock& clock)
     : io_(io),
       key_(key),
       self_name_(std::move(self_name)),
       peer_(peer),
       timeout_(timeout),
+      clock_(clock),
+      timeout_timer_(io),
       socket_(std::make_shared<asio::ip::tcp::socket>(io)) {}
 
-asio::awaitable<Result<std::vector<Frame>>> PeerLink::Call(std::shared_ptr<PeerLink> self,
-                                                           Frame request) {
-  if (self->broken_) co_return Unavailable(self->failure_);
-  if (!self->started_) {
-    self->started_ = true;
-    asio::co_spawn(self->io_, Connect(self), asio::detached);
+void PeerLink::Start(Frame request, Done done) {
+  if (broken_) {
+    done(Unavailable(failure_));
+    return;
   }
-  const uint64_t id = self->next_id_++;
+  if (!started_) {
+    started_ = true;
+    asio::co_spawn(io_, Connect(shared_from_this()), asio::detached);
+  }
+  const uint64_t id = next_id_++;
   request.request_id = id;
-  auto pending = std::make_shared<Pending>(self->io_);
-  pending->done.expires_after(self->timeout_);
-  self->pending_[id] = pending;
-  self->Send(std::move(request));
-  if (!self->broken_) co_await pending->done.async_wait(as_tuple(asio::use_awaitable));
-  self->pending_.erase(id);
-  if (pending->complete) co_return std::move(pending->frames);
-  if (!self->broken_) {
-    self->Fail("no answer from ring node " + self->peer_.address().to_string() + ":" +
-               std::to_string(self->peer_.port()) + " within " +
-               std::to_string(self->timeout_.count()) + " ms");
+  pending_[id] = Pending{std::move(done), clock_.Now() + timeout_, {}};
+  ArmTimeout();
+  Send(std::move(request));
+}
+
+asio::awaitable<PeerLink::Answer> PeerLink::Call(std::shared_ptr<PeerLink> self, Frame request) {
+  struct Waiter {
+    explicit Waiter(asio::io_context& io) : done(io) {}
+    asio::steady_timer done;  // cancelled when the answer is in
+    std::optional<Answer> answer;
+  };
+  auto waiter = std::make_shared<Waiter>(self->io_);
+  waiter->done.expires_at(asio::steady_timer::time_point::max());
+  self->Start(std::move(request), [waiter](Answer answer) {
+    waiter->answer = std::move(answer);
+    waiter->done.cancel();
+  });
+  // Answered at once when the link was broken; otherwise the callback wakes this coroutine.
+  if (!waiter->answer) co_await waiter->done.async_wait(as_tuple(asio::use_awaitable));
+  co_return std::move(*waiter->answer);
+}
+
+void PeerLink::ArmTimeout() {
+  if (timeout_armed_ || pending_.empty() || broken_) return;
+  timeout_armed_ = true;
+  timeout_timer_.expires_after(pending_.begin()->second.deadline - clock_.Now());
+  timeout_timer_.async_wait([self = shared_from_this()](const asio::error_code&) {
+    self->timeout_armed_ = false;
+    self->OnTimeout();
+  });
+}
+
+void PeerLink::OnTimeout() {
+  if (broken_ || pending_.empty()) return;
+  if (pending_.begin()->second.deadline <= clock_.Now()) {
+    Fail("no answer from ring node " + peer_.address().to_string() + ":" +
+         std::to_string(peer_.port()) + " within " + std::to_string(timeout_.count()) + " ms");
+    return;
   }
-  co_return Unavailable(self->failure_);
+  ArmTimeout();  // the oldest request now is a later one
+}
+
+void PeerLink::OnAnswer(Frame f) {
+  auto it = pending_.find(f.request_id);
+  if (it == pending_.end()) return;  // the link failed meanwhile
+  const bool terminal = IsTerminal(f.type);
+  it->second.frames.push_back(std::move(f));
+  if (!terminal) return;
+  Pending done = std::move(it->second);
+  pending_.erase(it);
+  done.done(std::move(done.frames));
 }
 
 void PeerLink::Send(Frame frame) {
@@ -46,8 +90,7 @@ void PeerLink::Send(Frame frame) {
     before_ready_.push_back(std::move(frame));
     return;
   }
-  sealer_->Seal(frame);
-  outbox_->Push(EncodeFrame(frame));
+  outbox_->Push(sealer_->Encode(frame));
 }
 
 void PeerLink::Close() { Fail("closed"); }
@@ -59,7 +102,11 @@ void PeerLink::Fail(const std::string& why) {
   asio::error_code ignore;
   socket_->close(ignore);
   if (outbox_) outbox_->Close();
-  for (auto& [id, p] : pending_) p->done.cancel();
+  timeout_timer_.cancel();
+  // Moved out first: a callback may start a request on this link (answered at once: broken).
+  std::map<uint64_t, Pending> failed;
+  failed.swap(pending_);
+  for (auto& [id, p] : failed) p.done(Unavailable(failure_));
 }
 
 asio::awaitable<void> PeerLink::Connect(std::shared_ptr<PeerLink> self) {
@@ -90,14 +137,7 @@ asio::awaitable<void> PeerLink::Reader(std::shared_ptr<PeerLink> self) {
       self->Fail(s.message());
       return false;
     }
-    auto it = self->pending_.find(f.request_id);
-    if (it == self->pending_.end()) return true;  // its caller timed out already
-    const bool terminal = IsTerminal(f.type);
-    it->second->frames.push_back(std::move(f));
-    if (terminal) {
-      it->second->complete = true;
-      it->second->done.cancel();
-    }
+    self->OnAnswer(std::move(f));
     return !self->broken_;
   };
   ReadResult read = co_await ReadFrames(*self->socket_, on_frame);

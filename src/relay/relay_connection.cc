@@ -82,6 +82,7 @@ asio::awaitable<void> Connection::Run(std::shared_ptr<Connection> self) {
         self->Close();
         return false;
       }
+      if (self->peer_ && f.type == Type::kCopy && self->CopyHere(f)) return !self->closed_;
       asio::co_spawn(w.io(), Handle(self, std::move(f)), asio::detached);
       return !self->closed_;
     };
@@ -122,8 +123,11 @@ bool Connection::AcceptPeer(const Frame& hello) {
 
 void Connection::Send(Frame frame) {
   if (closed_) return;
-  if (peer_) sealer_->Seal(frame);
-  outbox_->Push(EncodeFrame(frame));
+  if (peer_) {
+    outbox_->Push(sealer_->Encode(frame));
+  } else {
+    outbox_->Push(EncodeFrame(frame));
+  }
 }
 
 void Connection::SendEncoded(const std::vector<uint8_t>& frame) {
@@ -187,6 +191,18 @@ std::optional<Frame> Connection::Admit(const Frame& r) {
     return refuse(Refusal::kMalformed, "an empty clip; send the clip's bytes as the payload");
   }
   return std::nullopt;
+}
+
+bool Connection::CopyHere(Frame& copy) {
+  RelayNode& node = worker_.node();
+  if (&node.worker(node.ShardOf(copy.key)) != &worker_) return false;
+  if (auto refusal = Admit(copy)) {
+    Send(std::move(*refusal));
+    return true;
+  }
+  const uint64_t id = copy.request_id;
+  Answer(worker_.Copy(std::move(copy)), id);
+  return true;
 }
 
 asio::awaitable<void> Connection::Handle(std::shared_ptr<Connection> self, Frame request) {

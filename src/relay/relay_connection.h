@@ -38,6 +38,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   static asio::awaitable<void> Handle(std::shared_ptr<Connection> self, Frame request);
+  // A peer's COPY of a group of this worker's shard, answered at once, before the next frame is
+  // read: no coroutine and no post (the copy is on every publish's path). False when another
+  // worker owns the group (Handle serves it there).
+  bool CopyHere(Frame& copy);
   // The group's request, served by this node: on the group's worker. `takeover`: for an owner
   // that cannot be reached (relay_worker.h Publish).
   static asio::awaitable<void> Serve(std::shared_ptr<Connection> self, Frame request,

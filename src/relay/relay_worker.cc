@@ -52,12 +52,6 @@ struct CopyJoin {
   asio::steady_timer done;  // cancelled when the last answer is in
 };
 
-asio::awaitable<void> CopyOne(std::shared_ptr<PeerLink> link, Frame copy,
-                              std::shared_ptr<CopyJoin> join, size_t k) {
-  join->answers[k] = co_await PeerLink::Call(std::move(link), std::move(copy));
-  if (--join->left == 0) join->done.cancel();
-}
-
 // One sender of the window: the next copy until none is left or one failed.
 asio::awaitable<void> SendCopies(std::shared_ptr<PeerLink> link, std::shared_ptr<CopyBatch> b) {
   while (b->failure.empty() && b->next < b->copies->size()) {
@@ -135,7 +129,7 @@ std::shared_ptr<PeerLink> RelayWorker::Link(const ring::Member& m) {
   if (ec) address = asio::ip::make_address_v4("127.0.0.1");  // refused by the endpoint check
   auto link = std::make_shared<PeerLink>(io_, node_.key(), node_.options().name,
                                          asio::ip::tcp::endpoint(address, m.endpoint.port),
-                                         node_.options().peer_timeout);
+                                         node_.options().peer_timeout, node_.clock());
   links_[m.name] = link;
   return link;
 }
@@ -143,13 +137,14 @@ std::shared_ptr<PeerLink> RelayWorker::Link(const ring::Member& m) {
 asio::awaitable<std::vector<Frame>> RelayWorker::Publish(RelayWorker* self, Frame request,
                                                          RingViewPtr decided, bool takeover) {
   const std::string group = request.key;
+  const ring::RingId key = ring::KeyId(group);
   const RingViewPtr view =
       decided != nullptr && decided->ring.version() > self->view_->ring.version()
           ? std::move(decided)
           : self->view_;
   if (!takeover && view->member()) {
     // The connection routed with an older view, or the arc was handed over meanwhile.
-    const size_t owner = view->ring.SuccessorIndex(ring::KeyId(group));
+    const size_t owner = view->ring.SuccessorIndex(key);
     if (owner != view->self) {
       co_return std::vector<Frame>{MemberFrame(Type::kMoved, request.request_id,
                                                view->ring.version(), view->ring.member(owner))};
@@ -164,22 +159,26 @@ asio::awaitable<std::vector<Frame>> RelayWorker::Publish(RelayWorker* self, Fram
   self->counters_.publishes.Add();
   // Copies first: the clip is acked, and seen by subscribers, only once it survives its owner.
   std::vector<size_t> targets;
-  for (size_t i : view->ring.SuccessorList(ring::KeyId(group), self->node_.options().replicas)) {
+  for (size_t i : view->ring.SuccessorList(key, self->node_.options().replicas)) {
     if (i != view->self) targets.push_back(i);
   }
   auto join = std::make_shared<CopyJoin>(self->io_, targets.size());
+  join->done.expires_at(asio::steady_timer::time_point::max());
   for (size_t k = 0; k < targets.size(); ++k) {
     Frame copy;
     copy.type = Type::kCopy;
     copy.key = group;
     copy.seq = *seq;
     copy.payload = *bytes;
-    asio::co_spawn(self->io_,
-                   CopyOne(self->Link(view->ring.member(targets[k])), std::move(copy), join, k),
-                   asio::detached);
+    // Answered from the link's reader: no coroutine per copy; the last answer wakes this one.
+    self->Link(view->ring.member(targets[k]))
+        ->Start(std::move(copy), [join, k](PeerLink::Answer answer) {
+          join->answers[k] = std::move(answer);
+          if (--join->left == 0) join->done.cancel();
+        });
   }
+  // A broken link answers at once, so every answer may be in already.
   if (join->left > 0) {
-    join->done.expires_at(asio::steady_timer::time_point::max());
     co_await join->done.async_wait(asio::experimental::as_tuple(asio::use_awaitable));
   }
   const size_t others = targets.size();

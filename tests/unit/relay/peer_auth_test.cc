@@ -33,6 +33,26 @@ TEST(PeerAuthTest, SealedFramesOpenInOrderAndTheTagIsStripped) {
   }
 }
 
+TEST(PeerAuthTest, EncodeSendsTheSealedFrameEncoded) {
+  const proto::Nonce nonce = proto::NewNonce();
+  PeerSealer encoder(Key(1), nonce), sealer(Key(1), nonce);
+  PeerOpener opener(Key(1), nonce);
+  for (uint64_t i = 0; i < 5; ++i) {
+    Frame f = Copy(i);
+    f.payload.assign(i * 300, static_cast<uint8_t>(i));  // a buffer that grows and shrinks
+    const std::span<const uint8_t> wire = encoder.Encode(f);
+    Frame sealed = f;
+    sealer.Seal(sealed);
+    EXPECT_EQ(std::vector<uint8_t>(wire.begin(), wire.end()), EncodeFrame(sealed)) << i;
+    FrameDecoder decoder;
+    decoder.Feed(wire);
+    auto next = decoder.Next();
+    ASSERT_TRUE(next.ok() && next->has_value()) << i;
+    ASSERT_TRUE(opener.Open(**next).ok()) << i;
+    EXPECT_EQ(**next, f);
+  }
+}
+
 TEST(PeerAuthTest, WrongKeyAlteredReplayedReorderedOrForeignFramesFail) {
   const proto::Nonce nonce = proto::NewNonce();
   auto sealed = [&](PeerSealer& s, uint64_t seq) {
