@@ -2,23 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/relay/peer_frames.h"
+
 namespace vsc::relay {
 namespace {
 
-proto::ClusterKey Key(uint8_t fill) {
-  std::array<uint8_t, proto::ClusterKey::kBytes> b;
-  b.fill(fill);
-  return proto::ClusterKey::FromBytes(b);
-}
-
-Frame Copy(uint64_t seq) {
-  Frame f;
-  f.type = Type::kCopy;
-  f.key = "g";
-  f.seq = seq;
-  f.payload = TextPayload("clip");
-  return f;
-}
+using testing::Copy;
+using testing::Key;
 
 TEST(PeerAuthTest, SealedFramesOpenInOrderAndTheTagIsStripped) {
   const proto::Nonce nonce = proto::NewNonce();

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "unit/net/net_test_util.h"
+#include "unit/relay/peer_frames.h"
 
 namespace vsc::relay {
 namespace {
@@ -22,20 +23,8 @@ using namespace std::chrono_literals;
 using net::testing::ContextThread;
 using net::testing::WaitOn;
 
-proto::ClusterKey Key() {
-  std::array<uint8_t, proto::ClusterKey::kBytes> b;
-  b.fill(7);
-  return proto::ClusterKey::FromBytes(b);
-}
-
-Frame Copy(uint64_t seq) {
-  Frame f;
-  f.type = Type::kCopy;
-  f.key = "g";
-  f.seq = seq;
-  f.payload = TextPayload("clip");
-  return f;
-}
+using testing::Copy;
+proto::ClusterKey Key() { return testing::Key(7); }
 
 // The acceptor's side of peer_auth.h, one connection, driven step by step by the test.
 class FakePeer {
