@@ -13,9 +13,7 @@ uint32_t Load32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
 }
 
-uint64_t Load64(const uint8_t* p) {
-  return (uint64_t{Load32(p)} << 32) | Load32(p + 4);
-}
+uint64_t Load64(const uint8_t* p) { return (uint64_t{Load32(p)} << 32) | Load32(p + 4); }
 
 void Store16(uint8_t* p, uint16_t v) {
   p[0] = static_cast<uint8_t>(v >> 8);
@@ -45,9 +43,8 @@ void StoreLookupPrologue(uint8_t* p, uint8_t type, uint64_t request_id) {
 Status CheckPrologue(std::span<const uint8_t> b, size_t header_size, uint8_t type,
                      const char* what) {
   if (b.size() < header_size) {
-    return InvalidArgument(std::string(what) + ": truncated header (" +
-                           std::to_string(b.size()) + " of " + std::to_string(header_size) +
-                           " bytes)");
+    return InvalidArgument(std::string(what) + ": truncated header (" + std::to_string(b.size()) +
+                           " of " + std::to_string(header_size) + " bytes)");
   }
   if (b[0] != kLookupMagic0 || b[1] != kLookupMagic1) {
     return InvalidArgument(std::string(what) + ": bad magic (expected 'VL')");
@@ -132,7 +129,8 @@ size_t EncodeRequest(const LookupRequest& request, std::span<uint8_t> out) {
   uint8_t* p = out.data();
   StoreLookupPrologue(p, kLookupTypeRequest, request.request_id);
   p[12] = request.count;
-  for (size_t i = 0; i < request.count; ++i) Store64(p + kRequestHeaderSize + 8 * i, request.ids[i]);
+  for (size_t i = 0; i < request.count; ++i)
+    Store64(p + kRequestHeaderSize + 8 * i, request.ids[i]);
   return size;
 }
 
@@ -142,26 +140,103 @@ bool HasForwardHeader(std::span<const uint8_t> b) {
   return b.size() >= 2 && b[0] == kLookupMagic0 && b[1] == kForwardMagic1;
 }
 
-Result<ForwardHeader> DecodeForwardHeader(std::span<const uint8_t> b) {
-  if (b.size() < kForwardHeaderSize) {
-    return InvalidArgument("forward header: truncated (" + std::to_string(b.size()) +
-                           " of 12 bytes)");
-  }
-  if (!HasForwardHeader(b)) return InvalidArgument("forward header: bad magic (expected 'VF')");
-  if (b[2] != kLookupVersion) {
-    return InvalidArgument("forward header: unsupported version " + std::to_string(b[2]) +
-                           " (this build speaks version 1)");
-  }
-  if (Load16(b.data() + 10) != 0) {
-    return InvalidArgument("forward header: reserved field is not zero");
-  }
+ForwardHeader ForwardHeader::V6(const std::array<uint8_t, 16>& address, uint16_t port,
+                                uint8_t flags) {
   ForwardHeader h;
-  h.flags = b[3];
-  h.client_ip = Load32(b.data() + 4);
-  h.client_port = Load16(b.data() + 8);
-  if (h.client_ip == 0) return InvalidArgument("forward header: client address 0.0.0.0");
-  if (h.client_port == 0) return InvalidArgument("forward header: client port 0");
+  h.ipv6 = true;
+  h.client_ip6 = address;
+  h.client_port = port;
+  h.flags = flags;
   return h;
+}
+
+std::string_view ForwardFaultText(ForwardFault fault) {
+  switch (fault) {
+    case ForwardFault::kNone:
+      return "valid";
+    case ForwardFault::kTruncated:
+      return "truncated";
+    case ForwardFault::kBadMagic:
+      return "bad magic (expected 'VF')";
+    case ForwardFault::kUnsupportedVersion:
+      return "unsupported version";
+    case ForwardFault::kReservedNotZero:
+      return "reserved field is not zero";
+    case ForwardFault::kZeroAddress:
+      return "client address unspecified";
+    case ForwardFault::kMappedIpv4:
+      return "IPv4-mapped client address in the IPv6 form (version 2); send the IPv4 form";
+    case ForwardFault::kZeroPort:
+      return "client port 0";
+  }
+  return "unknown fault";
+}
+
+namespace {
+
+// The bytes of the form that bytes[2] names (the IPv4 form when too short to tell).
+size_t FormSize(std::span<const uint8_t> b) {
+  return b.size() > 2 && b[2] == kForwardVersionV6 ? kForwardHeaderV6Size : kForwardHeaderSize;
+}
+
+bool IsMappedIpv4(const std::array<uint8_t, 16>& a) {
+  for (size_t i = 0; i < 10; ++i) {
+    if (a[i] != 0) return false;
+  }
+  return a[10] == 0xff && a[11] == 0xff;
+}
+
+}  // namespace
+
+ForwardCheck CheckForwardHeader(std::span<const uint8_t> b) {
+  ForwardCheck c;
+  auto fail = [&c](ForwardFault f) {
+    c.fault = f;
+    return c;
+  };
+  if (b.size() < FormSize(b)) return fail(ForwardFault::kTruncated);
+  if (!HasForwardHeader(b)) return fail(ForwardFault::kBadMagic);
+  ForwardHeader& h = c.header;
+  h.flags = b[3];
+  if (b[2] == kLookupVersion) {
+    if (Load16(b.data() + 10) != 0) return fail(ForwardFault::kReservedNotZero);
+    h.client_ip = Load32(b.data() + 4);
+    h.client_port = Load16(b.data() + 8);
+    if (h.client_ip == 0) return fail(ForwardFault::kZeroAddress);
+  } else if (b[2] == kForwardVersionV6) {
+    if (Load16(b.data() + 22) != 0) return fail(ForwardFault::kReservedNotZero);
+    h.ipv6 = true;
+    std::copy(b.begin() + 4, b.begin() + 20, h.client_ip6.begin());
+    h.client_port = Load16(b.data() + 20);
+    const bool zero =
+        std::all_of(h.client_ip6.begin(), h.client_ip6.end(), [](uint8_t x) { return x == 0; });
+    if (zero) return fail(ForwardFault::kZeroAddress);
+    if (IsMappedIpv4(h.client_ip6)) return fail(ForwardFault::kMappedIpv4);
+  } else {
+    return fail(ForwardFault::kUnsupportedVersion);
+  }
+  if (h.client_port == 0) return fail(ForwardFault::kZeroPort);
+  return c;
+}
+
+Result<ForwardHeader> DecodeForwardHeader(std::span<const uint8_t> b) {
+  const ForwardCheck c = CheckForwardHeader(b);
+  const std::string prefix = "forward header: ";
+  switch (c.fault) {
+    case ForwardFault::kNone:
+      return c.header;
+    case ForwardFault::kTruncated:
+      return InvalidArgument(prefix + "truncated (" + std::to_string(b.size()) + " of " +
+                             std::to_string(FormSize(b)) + " bytes)");
+    case ForwardFault::kUnsupportedVersion:
+      return InvalidArgument(prefix + "unsupported version " + std::to_string(b[2]) +
+                             " (this build speaks version 1, IPv4, and 2, IPv6)");
+    case ForwardFault::kZeroAddress:
+      return InvalidArgument(
+          prefix + (b[2] == kLookupVersion ? "client address 0.0.0.0" : "client address ::"));
+    default:
+      return InvalidArgument(prefix + std::string(ForwardFaultText(c.fault)));
+  }
 }
 
 void EncodeForwardHeader(const ForwardHeader& h, std::span<uint8_t, kForwardHeaderSize> out) {
@@ -173,6 +248,23 @@ void EncodeForwardHeader(const ForwardHeader& h, std::span<uint8_t, kForwardHead
   Store32(p + 4, h.client_ip);
   Store16(p + 8, h.client_port);
   Store16(p + 10, 0);
+}
+
+size_t WriteForwardHeader(const ForwardHeader& h, std::span<uint8_t> out) {
+  if (out.size() < h.size()) return 0;
+  if (!h.ipv6) {
+    EncodeForwardHeader(h, out.first<kForwardHeaderSize>());
+    return kForwardHeaderSize;
+  }
+  uint8_t* p = out.data();
+  p[0] = kLookupMagic0;
+  p[1] = kForwardMagic1;
+  p[2] = kForwardVersionV6;
+  p[3] = h.flags;
+  std::copy(h.client_ip6.begin(), h.client_ip6.end(), p + 4);
+  Store16(p + 20, h.client_port);
+  Store16(p + 22, 0);
+  return kForwardHeaderV6Size;
 }
 
 // ---- response ----
@@ -260,8 +352,7 @@ Result<LookupResponse> DecodeResponse(std::span<const uint8_t> b) {
       return InvalidArgument("lookup response: node name on a not-found answer");
     }
     if (b.size() - pos - kAnswerHeaderSize < len) {
-      return InvalidArgument("lookup response: truncated node name in answer " +
-                             std::to_string(i));
+      return InvalidArgument("lookup response: truncated node name in answer " + std::to_string(i));
     }
     a.node.assign(reinterpret_cast<const char*>(p + kAnswerHeaderSize), len);
     pos += kAnswerHeaderSize + len;

@@ -6,6 +6,9 @@
 //   forward header  'V' 'F' | u8 version=1 | u8 flags | u32 client IPv4 | u16 client port
 //                   | u16 reserved=0                      (director -> RS in `dr` mode, prepended
 //                                                          to the client's request unchanged)
+//   ... IPv6 form   'V' 'F' | u8 version=2 | u8 flags | 16 bytes client IPv6 | u16 client port
+//                   | u16 reserved=0                      (an IPv6 client; a version-1 decoder
+//                                                          refuses it as "unsupported version 2")
 //   response        'V' 'L' | u8 version=1 | u8 type=2 | u64 request_id | u8 status | u8 count
 //                   | count x (u64 id | u8 found | u8 node_len (<= 64) | node bytes)
 //
@@ -49,7 +52,10 @@ inline constexpr size_t kMaxLookupMessage = kMaxLookupDatagram;
 
 inline constexpr size_t kRequestHeaderSize = 13;  // magic, version, type, request_id, count
 inline constexpr size_t kMaxRequestSize = kRequestHeaderSize + 8 * kMaxLookupIds;  // 93
-inline constexpr size_t kForwardHeaderSize = 12;
+inline constexpr size_t kForwardHeaderSize = 12;  // the IPv4 form (version 1)
+inline constexpr uint8_t kForwardVersionV6 = 2;
+inline constexpr size_t kForwardHeaderV6Size = 24;  // the IPv6 form (version 2)
+inline constexpr size_t kMaxForwardHeaderSize = kForwardHeaderV6Size;
 inline constexpr size_t kResponseHeaderSize = 14;  // ... request_id, status, count
 inline constexpr size_t kAnswerHeaderSize = 10;    // id, found, node_len
 inline constexpr size_t kMaxResponseSize =
@@ -104,18 +110,53 @@ size_t EncodeRequest(const LookupRequest& request, std::span<uint8_t> out);
 // ---- forward header (dr mode) ----
 
 struct ForwardHeader {
-  uint32_t client_ip = 0;  // IPv4 in host order (127.0.0.1 is 0x7f000001)
+  uint32_t client_ip = 0;  // IPv4 in host order (127.0.0.1 is 0x7f000001); 0 in the IPv6 form
   uint16_t client_port = 0;
-  uint8_t flags = 0;  // no flag is defined in version 1; carried through unchanged
+  uint8_t flags = 0;  // no flag is defined in versions 1 and 2; carried through unchanged
+  // The IPv6 form (version 2): the client's IPv6 address in network byte order.
+  bool ipv6 = false;
+  std::array<uint8_t, 16> client_ip6{};
+
+  // kForwardHeaderSize or kForwardHeaderV6Size: where the client's message starts.
+  size_t size() const { return ipv6 ? kForwardHeaderV6Size : kForwardHeaderSize; }
+  static ForwardHeader V6(const std::array<uint8_t, 16>& address, uint16_t port, uint8_t flags = 0);
+};
+
+// Why a forward header was refused; kNone when it was not. Each has a fixed text
+// (ForwardFaultText) so a receiver can drop and count without building a message.
+enum class ForwardFault : uint8_t {
+  kNone,
+  kTruncated,           // shorter than its form (12 or 24 bytes)
+  kBadMagic,            // not 'V' 'F'
+  kUnsupportedVersion,  // neither 1 (IPv4) nor 2 (IPv6)
+  kReservedNotZero,
+  kZeroAddress,  // 0.0.0.0 or ::
+  kMappedIpv4,   // an IPv4-mapped address (::ffff:a.b.c.d) in the IPv6 form: use version 1
+  kZeroPort,
+};
+std::string_view ForwardFaultText(ForwardFault fault);
+
+struct ForwardCheck {
+  ForwardFault fault = ForwardFault::kNone;
+  ForwardHeader header;  // valid when fault is kNone
 };
 
 // True when `bytes` starts with the forward-header magic 'V' 'F' (cheap dispatch; the header
 // itself still has to be decoded).
 bool HasForwardHeader(std::span<const uint8_t> bytes);
-// Decodes the first kForwardHeaderSize bytes; what follows is the client's message. Refuses a
-// wrong magic or version, a non-zero reserved field, address 0.0.0.0 and port 0.
+// Validates and reads the header at the start of `bytes`, either form, allocating nothing
+// (the realserver's path for every forwarded datagram). The header is canonical: one it
+// accepts re-encodes to the same bytes.
+ForwardCheck CheckForwardHeader(std::span<const uint8_t> bytes);
+// The same as a Result: refuses a wrong magic or version, a short header, a non-zero reserved
+// field, address 0.0.0.0 or ::, an IPv4-mapped address in the IPv6 form, and port 0; the
+// message is "forward header: " + ForwardFaultText (with the version or size where useful).
+// What follows header.size() bytes is the client's message.
 Result<ForwardHeader> DecodeForwardHeader(std::span<const uint8_t> bytes);
+// The IPv4 form (`header.ipv6` must be false).
 void EncodeForwardHeader(const ForwardHeader& header, std::span<uint8_t, kForwardHeaderSize> out);
+// Either form, as `header.ipv6` says; returns header.size(), or 0 when `out` is shorter.
+size_t WriteForwardHeader(const ForwardHeader& header, std::span<uint8_t> out);
 
 // ---- response ----
 
