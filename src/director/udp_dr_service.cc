@@ -4,17 +4,32 @@
 
 #include <cstring>
 
+#include "director/tcp_nat_service.h"
 #include "proto/lookup_codec.h"
 
 namespace vsc::director {
 namespace {
 
-sockaddr_in SockAddr(const vservice::AddrPort& ap) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(ap.addr.v4());
-  sa.sin_port = htons(ap.port);
-  return sa;
+net::SockAddr SockAddr(const vservice::AddrPort& ap) {
+  return net::ToSockAddr({ToAsio(ap.addr), ap.port});
+}
+
+// The client as the table names addresses, and the forward header that names it to the real
+// server: the IPv4 form (version 1, byte-identical to before IPv6) or the IPv6 one (version 2).
+// An IPv4-mapped peer (a dual-stack socket) is the IPv4 client it maps.
+struct Client {
+  vservice::AddrPort addr;
+  proto::ForwardHeader header;
+};
+
+Client ClientOf(const net::SockAddr& peer) {
+  asio::ip::address a = net::ToUdpEndpoint(peer).address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
+  }
+  const vservice::IpAddress ip = FromAsio(a);
+  if (ip.is_v4()) return {{ip, peer.port()}, {ip.v4(), peer.port(), 0}};
+  return {{ip, peer.port()}, proto::ForwardHeader::V6(ip.bytes(), peer.port())};
 }
 
 }  // namespace
@@ -61,7 +76,8 @@ void UdpDrService::Handle(std::span<net::Datagram> in, net::SendBatch& out) {
       Bump(svc.malformed);
       continue;
     }
-    if (d.data.size() + proto::kForwardHeaderSize > proto::kMaxLookupDatagram) {
+    const size_t header = d.peer.is_v6() ? proto::kForwardHeaderV6Size : proto::kForwardHeaderSize;
+    if (d.data.size() + header > proto::kMaxLookupDatagram) {
       Bump(svc.too_large);
       continue;
     }
@@ -71,16 +87,15 @@ void UdpDrService::Handle(std::span<net::Datagram> in, net::SendBatch& out) {
 
 bool UdpDrService::Forward(const ServiceView& view, net::Datagram& d, TimePoint now,
                            net::SendBatch& out) {
-  const vservice::AddrPort client{vservice::IpAddress::V4(ntohl(d.peer.sin_addr.s_addr)),
-                                  ntohs(d.peer.sin_port)};
-  std::optional<size_t> pick = picker_.Pick(client, now);
+  const Client client = ClientOf(d.peer);
+  std::optional<size_t> pick = picker_.Pick(client.addr, now);
   if (!pick) return false;
   const DestView& dest = view.dests[*pick];
-  std::span<uint8_t> buf = out.Prepare(proto::kForwardHeaderSize + d.data.size());
-  proto::ForwardHeader header{client.addr.v4(), client.port, 0};
-  proto::EncodeForwardHeader(header, buf.first<proto::kForwardHeaderSize>());
-  std::memcpy(buf.data() + proto::kForwardHeaderSize, d.data.data(), d.data.size());
-  out.Commit(proto::kForwardHeaderSize + d.data.size(), SockAddr(dest.dest));
+  const size_t header = client.header.size();
+  std::span<uint8_t> buf = out.Prepare(header + d.data.size());
+  proto::WriteForwardHeader(client.header, buf);
+  std::memcpy(buf.data() + header, d.data.data(), d.data.size());
+  out.Commit(header + d.data.size(), SockAddr(dest.dest));
   DestStats& ds = *dest.stats;
   Bump(ds.active);  // recent requests, decayed by the engine
   Bump(ds.conns);

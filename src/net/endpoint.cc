@@ -54,8 +54,8 @@ Result<HostPort> Parse(std::string_view s) {
   auto [ptr, ec] = std::from_chars(port_str.data(), port_str.data() + port_str.size(), port);
   if (port_str.empty() || ec != std::errc() || ptr != port_str.data() + port_str.size() ||
       port > 65535) {
-    return InvalidArgument("endpoint \"" + std::string(s) + "\": port \"" +
-                           std::string(port_str) + "\" is not a number in 0..65535");
+    return InvalidArgument("endpoint \"" + std::string(s) + "\": port \"" + std::string(port_str) +
+                           "\" is not a number in 0..65535");
   }
   VSC_ASSIGN_OR_RETURN(auto addr, ParseHost(host, s));
   return HostPort{addr, static_cast<uint16_t>(port)};
@@ -79,12 +79,20 @@ std::string ToString(const sockaddr_in& addr) {
   return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
 }
 
+namespace {
+// "1.2.3.4:5" or "[::1]:5", as ipvsadm and URLs write an IPv6 address with a port.
+std::string HostPortText(const asio::ip::address& a, uint16_t port) {
+  const std::string host = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+  return host + ":" + std::to_string(port);
+}
+}  // namespace
+
 std::string ToString(const asio::ip::udp::endpoint& ep) {
-  return ep.address().to_string() + ":" + std::to_string(ep.port());
+  return HostPortText(ep.address(), ep.port());
 }
 
 std::string ToString(const asio::ip::tcp::endpoint& ep) {
-  return ep.address().to_string() + ":" + std::to_string(ep.port());
+  return HostPortText(ep.address(), ep.port());
 }
 
 sockaddr_in ToSockaddr(const asio::ip::udp::endpoint& ep) {
@@ -98,6 +106,33 @@ sockaddr_in ToSockaddr(const asio::ip::udp::endpoint& ep) {
 asio::ip::udp::endpoint ToUdpEndpoint(const sockaddr_in& addr) {
   return asio::ip::udp::endpoint(asio::ip::address_v4(ntohl(addr.sin_addr.s_addr)),
                                  ntohs(addr.sin_port));
+}
+
+uint16_t SockAddr::port() const { return ntohs(is_v6() ? v6.sin6_port : v4.sin_port); }
+
+SockAddr ToSockAddr(const asio::ip::udp::endpoint& ep) {
+  if (ep.address().is_v4()) return ToSockaddr(ep);
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_port = htons(ep.port());
+  const auto bytes = ep.address().to_v6().to_bytes();
+  std::memcpy(&a.sin6_addr, bytes.data(), bytes.size());
+  a.sin6_scope_id = static_cast<uint32_t>(ep.address().to_v6().scope_id());
+  return a;
+}
+
+asio::ip::udp::endpoint ToUdpEndpoint(const SockAddr& addr) {
+  if (!addr.is_v6()) return ToUdpEndpoint(addr.v4);
+  asio::ip::address_v6::bytes_type bytes;
+  std::memcpy(bytes.data(), &addr.v6.sin6_addr, bytes.size());
+  return {asio::ip::address_v6(bytes, addr.v6.sin6_scope_id), ntohs(addr.v6.sin6_port)};
+}
+
+std::string ToString(const SockAddr& addr) {
+  if (!addr.is_v6()) return ToString(addr.v4);
+  char buf[INET6_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET6, &addr.v6.sin6_addr, buf, sizeof(buf));
+  return "[" + std::string(buf) + "]:" + std::to_string(addr.port());
 }
 
 }  // namespace vsc::net

@@ -4,7 +4,7 @@
 
 namespace vsc::net {
 
-Result<TcpUdpPair> BindTcpUdpPair(asio::io_context& io, const asio::ip::address_v4& address,
+Result<TcpUdpPair> BindTcpUdpPair(asio::io_context& io, const asio::ip::address& address,
                                   uint16_t port, const UdpBatchOptions& udp_options) {
   constexpr int kAttempts = 16;
   Status last;

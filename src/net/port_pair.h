@@ -4,10 +4,10 @@
 // the UDP socket takes the same number; if that fails another number is tried (up to 16 times),
 // the clashing listeners held meanwhile so that no number is tried twice, and all of them
 // released before returning. With a fixed port there is one attempt. Neither socket is started.
+// IPv4 or IPv6, as `address` is.
 #pragma once
 
 #include <asio.hpp>
-
 #include <memory>
 
 #include "common/status.h"
@@ -23,7 +23,7 @@ struct TcpUdpPair {
 };
 
 // Both sockets get SO_REUSEPORT when `udp_options.reuse_port` is set.
-Result<TcpUdpPair> BindTcpUdpPair(asio::io_context& io, const asio::ip::address_v4& address,
+Result<TcpUdpPair> BindTcpUdpPair(asio::io_context& io, const asio::ip::address& address,
                                   uint16_t port, const UdpBatchOptions& udp_options);
 
 }  // namespace vsc::net

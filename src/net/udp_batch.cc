@@ -42,7 +42,7 @@ std::span<uint8_t> SendBatch::Prepare(size_t max_len) {
   return std::span<uint8_t>(arena_.data() + used_, max_len);
 }
 
-void SendBatch::Commit(size_t len, const sockaddr_in& to) {
+void SendBatch::Commit(size_t len, const SockAddr& to) {
   entries_.push_back(Entry{used_, len, to});
   used_ += len;
 }
@@ -80,16 +80,13 @@ UdpBatchSocket::~UdpBatchSocket() {
 Result<std::unique_ptr<UdpBatchSocket>> UdpBatchSocket::Bind(asio::io_context& ctx,
                                                              const asio::ip::udp::endpoint& ep,
                                                              const UdpBatchOptions& options) {
-  if (!ep.address().is_v4()) {
-    return InvalidArgument("UDP bind " + ToString(ep) + ": only IPv4 is supported");
-  }
   if (options.batch == 0 || options.max_datagram == 0) {
     return InvalidArgument("UDP bind " + ToString(ep) +
                            ": batch and max_datagram must be at least 1");
   }
   std::unique_ptr<UdpBatchSocket> s(new UdpBatchSocket(ctx, options));
   asio::error_code ec;
-  s->socket_.open(asio::ip::udp::v4(), ec);
+  s->socket_.open(ep.protocol(), ec);
   if (ec) return ErrnoStatus("UDP socket", ec.value());
   int fd = s->socket_.native_handle();
   if (options.reuse_port) {
@@ -149,7 +146,7 @@ void UdpBatchSocket::Drain() {
   std::weak_ptr<int> alive = alive_;
   for (int round = 0; round < kBatchesPerWakeup; ++round) {
     for (unsigned i = 0; i < batch; ++i) {
-      rx_msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+      rx_msgs_[i].msg_hdr.msg_namelen = sizeof(SockAddr);
       rx_msgs_[i].msg_hdr.msg_flags = 0;
     }
     int n = ::recvmmsg(fd, rx_msgs_.data(), batch, MSG_DONTWAIT, nullptr);
@@ -173,8 +170,8 @@ void UdpBatchSocket::Drain() {
         ++stats_.rx_truncated;
         continue;
       }
-      rx_datagrams_[k].data = std::span<uint8_t>(static_cast<uint8_t*>(rx_iov_[i].iov_base),
-                                                 rx_msgs_[i].msg_len);
+      rx_datagrams_[k].data =
+          std::span<uint8_t>(static_cast<uint8_t*>(rx_iov_[i].iov_base), rx_msgs_[i].msg_len);
       rx_datagrams_[k].peer = rx_addrs_[i];
       ++k;
     }
@@ -208,7 +205,7 @@ bool UdpBatchSocket::Flush() {
       tx_msgs_[i].msg_hdr.msg_iov = &tx_iov_[i];
       tx_msgs_[i].msg_hdr.msg_iovlen = 1;
       tx_msgs_[i].msg_hdr.msg_name = &e.to;
-      tx_msgs_[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
+      tx_msgs_[i].msg_hdr.msg_namelen = e.to.length();
     }
     int n = ::sendmmsg(fd, tx_msgs_.data(), static_cast<unsigned>(count), MSG_DONTWAIT);
     if (n > 0) {
@@ -238,10 +235,10 @@ bool UdpBatchSocket::Flush() {
   return true;
 }
 
-Status UdpBatchSocket::SendTo(std::span<const uint8_t> data, const sockaddr_in& to) {
+Status UdpBatchSocket::SendTo(std::span<const uint8_t> data, const SockAddr& to) {
   for (;;) {
-    ssize_t n = ::sendto(socket_.native_handle(), data.data(), data.size(), MSG_DONTWAIT,
-                         reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+    ssize_t n = ::sendto(socket_.native_handle(), data.data(), data.size(), MSG_DONTWAIT, to.get(),
+                         to.length());
     if (n >= 0) {
       ++stats_.tx_packets;
       return Status::Ok();

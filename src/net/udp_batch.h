@@ -1,4 +1,4 @@
-// UdpBatchSocket: a non-blocking IPv4 UDP socket that receives with recvmmsg(2) and replies
+// UdpBatchSocket: a non-blocking IPv4 or IPv6 UDP socket that receives with recvmmsg(2) and replies
 // with sendmmsg(2), in batches, driven by one asio::io_context (DESIGN.md §4).
 //
 // Ownership and threads: a socket belongs to one worker. Bind() may be called on any thread;
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "net/endpoint.h"
 
 namespace vsc::net {
 
@@ -30,7 +31,7 @@ namespace vsc::net {
 // handler returns; the handler may rewrite it in place.
 struct Datagram {
   std::span<uint8_t> data;
-  sockaddr_in peer;
+  SockAddr peer;  // of the socket's family
 };
 
 // Outgoing datagrams produced by a handler, sent with as few sendmmsg calls as the kernel allows.
@@ -42,7 +43,8 @@ class SendBatch {
   SendBatch(size_t batch, size_t max_datagram);
 
   std::span<uint8_t> Prepare(size_t max_len);
-  void Commit(size_t len, const sockaddr_in& to);
+  // `to` must be of the socket's family (the kernel refuses the datagram otherwise: tx_errors).
+  void Commit(size_t len, const SockAddr& to);
   size_t size() const { return entries_.size(); }
   void Clear();
 
@@ -51,7 +53,7 @@ class SendBatch {
   struct Entry {
     size_t offset;
     size_t len;
-    sockaddr_in to;
+    SockAddr to;
   };
   std::vector<uint8_t> arena_;
   size_t used_ = 0;
@@ -59,11 +61,11 @@ class SendBatch {
 };
 
 struct UdpBatchOptions {
-  size_t batch = 64;          // datagrams per recvmmsg / initial sendmmsg capacity
-  size_t max_datagram = 2048; // larger datagrams are truncated by the kernel, dropped, counted
-  bool reuse_port = false;    // SO_REUSEPORT, one socket per worker on the same port
-  int rcvbuf = 4 << 20;       // SO_RCVBUF (SO_RCVBUFFORCE first when permitted)
-  int sndbuf = 4 << 20;       // SO_SNDBUF (SO_SNDBUFFORCE first when permitted)
+  size_t batch = 64;           // datagrams per recvmmsg / initial sendmmsg capacity
+  size_t max_datagram = 2048;  // larger datagrams are truncated by the kernel, dropped, counted
+  bool reuse_port = false;     // SO_REUSEPORT, one socket per worker on the same port
+  int rcvbuf = 4 << 20;        // SO_RCVBUF (SO_RCVBUFFORCE first when permitted)
+  int sndbuf = 4 << 20;        // SO_SNDBUF (SO_SNDBUFFORCE first when permitted)
 };
 
 class UdpBatchSocket {
@@ -80,8 +82,8 @@ class UdpBatchSocket {
   };
 
   // Opens and binds the socket. Fails with kIo naming the endpoint and the errno text (e.g.
-  // "bind 127.0.0.1:9000: Address already in use"), kInvalidArgument for a non-IPv4 endpoint or
-  // a zero batch / max_datagram.
+  // "bind 127.0.0.1:9000: Address already in use"), kInvalidArgument for a zero batch /
+  // max_datagram. The socket's family is the endpoint's.
   static Result<std::unique_ptr<UdpBatchSocket>> Bind(asio::io_context& ctx,
                                                       const asio::ip::udp::endpoint& ep,
                                                       const UdpBatchOptions& options);
@@ -101,7 +103,7 @@ class UdpBatchSocket {
 
   // Direct non-blocking send for control-plane users. A full send buffer returns
   // kResourceExhausted (the datagram is dropped, as UDP would); other failures kIo.
-  Status SendTo(std::span<const uint8_t> data, const sockaddr_in& to);
+  Status SendTo(std::span<const uint8_t> data, const SockAddr& to);
 
   const Stats& stats() const { return stats_; }
 
@@ -126,7 +128,7 @@ class UdpBatchSocket {
   std::vector<uint8_t> rx_arena_;
   std::vector<mmsghdr> rx_msgs_;
   std::vector<iovec> rx_iov_;
-  std::vector<sockaddr_in> rx_addrs_;
+  std::vector<SockAddr> rx_addrs_;
   std::vector<Datagram> rx_datagrams_;
 
   // Send side: out_ is filled by the handler; tx_msgs_/tx_iov_ are built from it at flush time.

@@ -1,10 +1,9 @@
 #include "realserver/lookup_service.h"
 
-#include <asio/experimental/as_tuple.hpp>
-
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <asio/experimental/as_tuple.hpp>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -41,7 +40,7 @@ Result<std::vector<uint64_t>> ParseIdList(std::string_view text) {
 
 }  // namespace
 
-Status LookupService::Start(const asio::ip::address_v4& address, uint16_t lookup_port,
+Status LookupService::Start(const asio::ip::address& address, uint16_t lookup_port,
                             uint16_t http_port) {
   net::UdpBatchOptions options;
   options.reuse_port = true;
@@ -53,7 +52,8 @@ Status LookupService::Start(const asio::ip::address_v4& address, uint16_t lookup
       io_, asio::ip::tcp::endpoint(address, http_port),
       [this](const net::HttpRequest& r) { return HandleHttp(r); }, /*reuse_port=*/true);
   VSC_RETURN_IF_ERROR(http_->Start());
-  udp_->Start([this](std::span<net::Datagram> in, net::SendBatch& out) { HandleDatagrams(in, out); });
+  udp_->Start(
+      [this](std::span<net::Datagram> in, net::SendBatch& out) { HandleDatagrams(in, out); });
   tcp_->Start([this](asio::ip::tcp::socket s) {
     asio::co_spawn(io_, TcpSession(this, std::move(s)), asio::detached);
   });
@@ -73,7 +73,6 @@ void LookupService::Stop() {
   if (tcp_) tcp_->Stop();
   if (http_) http_->Stop();
 }
-
 
 size_t LookupService::Answer(std::span<const uint8_t> request, std::span<uint8_t> out) {
   auto req = proto::DecodeRequest(request);
@@ -127,15 +126,14 @@ void LookupService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch&
     }
     if (inbound.verdict == Inbound::Verdict::kForwarded) counters_.forwarded.Add();
     std::span<const uint8_t> payload = inbound.payload;
-    const sockaddr_in& reply_to = inbound.reply_to;
+    const net::SockAddr& reply_to = inbound.reply_to;
     std::span<uint8_t> buf = out.Prepare(proto::kMaxResponseSize);
     size_t n = Answer(payload, buf);
     if (n > 0) out.Commit(n, reply_to);
   }
   if (batched) (void)reader_->EndBatch();
-  const double micros =
-      std::chrono::duration<double, std::micro>(clock_.Now() - start).count() /
-      static_cast<double>(in.empty() ? 1 : in.size());
+  const double micros = std::chrono::duration<double, std::micro>(clock_.Now() - start).count() /
+                        static_cast<double>(in.empty() ? 1 : in.size());
   load_.End(static_cast<uint32_t>(in.size()), micros);
 }
 
@@ -161,7 +159,8 @@ asio::awaitable<void> LookupService::TcpSession(LookupService* self, asio::ip::t
       const TimePoint start = self->clock_.Now();
       self->load_.Begin(1);
       size_t len = self->Answer(**frame, answer);
-      self->load_.End(1, std::chrono::duration<double, std::micro>(self->clock_.Now() - start).count());
+      self->load_.End(
+          1, std::chrono::duration<double, std::micro>(self->clock_.Now() - start).count());
       if (len == 0) co_return;  // malformed request: close, as HTTP servers do
       proto::AppendFrame(out, std::span<const uint8_t>(answer.data(), len));
     }

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,24 +27,25 @@
 namespace vsc::realserver {
 
 struct ServiceCounters {
-  Counter requests;            // lookup requests answered (all transports)
-  Counter lookups;             // ids looked up
-  Counter not_found;           // ids not in the database
-  Counter forwarded;           // UDP requests that came with a forward header (dr)
-  Counter dropped_malformed;   // not a lookup request
-  Counter dropped_untrusted;   // forward header from an address not allowed to forward
-  Counter errors;              // store errors (answered with status internal)
+  Counter requests;           // lookup requests answered (all transports)
+  Counter lookups;            // ids looked up
+  Counter not_found;          // ids not in the database
+  Counter forwarded;          // UDP requests that came with a forward header (dr)
+  Counter dropped_malformed;  // not a lookup request
+  Counter dropped_untrusted;  // forward header from an address not allowed to forward
+  Counter errors;             // store errors (answered with status internal)
   Counter tcp_sessions;
   Counter http_requests;
-  Counter dropped_truncated;   // datagrams over the size limit, truncated by the kernel
+  Counter dropped_truncated;  // datagrams over the size limit, truncated by the kernel
 };
 
 class LookupService {
  public:
   // `reader` may be empty (a new server whose database has no resources table yet): lookups are
   // then answered with status internal until ReopenReader succeeds.
-  LookupService(asio::io_context& io, const Clock& clock, std::optional<store::ResourceReader> reader,
-                LoadTracker& load, std::vector<uint32_t> trusted_forwarders)
+  LookupService(asio::io_context& io, const Clock& clock,
+                std::optional<store::ResourceReader> reader, LoadTracker& load,
+                std::vector<asio::ip::address> trusted_forwarders)
       : io_(io),
         clock_(clock),
         reader_(std::move(reader)),
@@ -53,8 +53,9 @@ class LookupService {
         trusted_(std::move(trusted_forwarders)) {}
 
   // Binds UDP and TCP on `lookup` and HTTP on `http` (ports may be 0 for the first worker; the
-  // others pass the ports it got).
-  Status Start(const asio::ip::address_v4& address, uint16_t lookup_port, uint16_t http_port);
+  // others pass the ports it got). On an IPv6 address, forwarded requests of IPv6 clients (the
+  // forward header's IPv6 form) are answered to them directly.
+  Status Start(const asio::ip::address& address, uint16_t lookup_port, uint16_t http_port);
   void Stop();
   // Serves `GET /v1/snapshot` with `handler` (set before Start).
   void SetSnapshotHandler(std::function<net::HttpResponse(const net::HttpRequest&)> handler) {
@@ -82,7 +83,7 @@ class LookupService {
   std::function<std::string()> metrics_;
   uint64_t truncated_seen_ = 0;
   LoadTracker& load_;
-  std::vector<uint32_t> trusted_;  // host order
+  std::vector<asio::ip::address> trusted_;
   std::vector<store::LookupResult> results_;
   ServiceCounters counters_;
   std::unique_ptr<net::UdpBatchSocket> udp_;

@@ -17,15 +17,19 @@
 namespace vsc::realserver {
 namespace {
 
-Result<std::vector<uint32_t>> ParseAddressList(const std::string& text) {
-  std::vector<uint32_t> out;
+Result<std::vector<asio::ip::address>> ParseAddressList(const std::string& text) {
+  std::vector<asio::ip::address> out;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
     asio::error_code ec;
-    auto a = asio::ip::make_address_v4(item, ec);
-    if (ec) return InvalidArgument("trusted_forwarders: '" + item + "' is not an IPv4 address");
-    out.push_back(a.to_uint());
+    auto a = asio::ip::make_address(item, ec);
+    if (ec) {
+      return InvalidArgument(
+          "trusted_forwarders: '" + item +
+          "' is not an IP address; write IPv4 or IPv6 addresses, comma-separated");
+    }
+    out.push_back(a);
   }
   return out;
 }
@@ -95,7 +99,7 @@ Status RealServer::Start() {
   VSC_RETURN_IF_ERROR(CheckDatabaseFile(config_));
   VSC_ASSIGN_OR_RETURN(auto director, net::ParseTcpEndpoint(config_.DirectorAddress()));
   VSC_ASSIGN_OR_RETURN(auto trusted, ParseAddressList(config_.trusted_forwarders));
-  if (trusted.empty()) trusted.push_back(director.address().to_v4().to_uint());
+  if (trusted.empty()) trusted.push_back(director.address());
 
   VSC_ASSIGN_OR_RETURN(FileLock lock, Replica::Lock(config_.db));
   if (Status s = BindServices(trusted); !s.ok()) {
@@ -122,7 +126,7 @@ Status RealServer::Start() {
   return Status::Ok();
 }
 
-Status RealServer::BindServices(const std::vector<uint32_t>& trusted) {
+Status RealServer::BindServices(const std::vector<asio::ip::address>& trusted) {
   const auto address = asio::ip::make_address_v4(config_.listen);
   uint16_t lookup_port = config_.lookup_port;
   uint16_t http_port = config_.http_port;

@@ -51,7 +51,7 @@ class RealServer {
 
  private:
   // The phases of Start: every socket (no file touched), then the database, then the agent.
-  Status BindServices(const std::vector<uint32_t>& trusted);
+  Status BindServices(const std::vector<asio::ip::address>& trusted);
   Status OpenReplica(FileLock lock);
   void StartAgent(const asio::ip::tcp::endpoint& director);
   // Runs f(i) on every worker i and returns once all have run it.

@@ -35,7 +35,7 @@ void RealServerConfig::Bind(ConfigTable& t) {
   t.Bind("key_file", &key_file, "cluster key file (mode 0600); else $VSC_CLUSTER_KEY");
   t.Bind("insecure", &insecure, "run without a cluster key (testing only)");
   t.Bind("trusted_forwarders", &trusted_forwarders,
-         "IPv4 addresses allowed to send forward headers, comma-separated (default: the "
+         "IPv4 or IPv6 addresses allowed to send forward headers, comma-separated (default: the "
          "director's address)");
   t.Bind("log_level", &log_level, "trace debug info warn error off");
   t.Bind("ready_file", &ready_file,

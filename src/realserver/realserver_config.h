@@ -28,7 +28,7 @@ struct RealServerConfig {
   uint32_t workers = 1;  // service threads
   std::string key_file;  // cluster key file (else env VSC_CLUSTER_KEY)
   bool insecure = false;
-  std::string trusted_forwarders;  // comma-separated IPv4 addresses allowed to send forward
+  std::string trusted_forwarders;  // comma-separated IPv4/IPv6 addresses allowed to send forward
                                    // headers; empty = the director's address
   std::string log_level = "info";
   std::string ready_file;  // written with the bound ports once serving

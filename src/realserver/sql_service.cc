@@ -36,7 +36,7 @@ struct SqlService::TcpSessionState {
 };
 
 SqlService::SqlService(asio::io_context& io, std::string replica_id, const proto::ClusterKey& key,
-                       std::vector<uint32_t> trusted_forwarders, std::string db_path,
+                       std::vector<asio::ip::address> trusted_forwarders, std::string db_path,
                        int64_t counter_start)
     : io_(io),
       replica_id_(std::move(replica_id)),
@@ -45,7 +45,7 @@ SqlService::SqlService(asio::io_context& io, std::string replica_id, const proto
       trusted_(std::move(trusted_forwarders)),
       db_path_(std::move(db_path)) {}
 
-Status SqlService::Start(const asio::ip::address_v4& address, uint16_t port, uint16_t tcp_port) {
+Status SqlService::Start(const asio::ip::address& address, uint16_t port, uint16_t tcp_port) {
   net::UdpBatchOptions options;
   options.reuse_port = true;
   options.batch = 16;
@@ -222,7 +222,7 @@ void SqlService::HandleDatagrams(std::span<net::Datagram> in, net::SendBatch& ou
     }
     if (inbound.verdict == Inbound::Verdict::kForwarded) counters_.forwarded.Add();
     std::span<const uint8_t> payload = inbound.payload;
-    const sockaddr_in& reply_to = inbound.reply_to;
+    const net::SockAddr& reply_to = inbound.reply_to;
     auto opened = codec_.Open(payload);
     if (!opened.ok()) {
       if (opened.status().code() == Code::kUnauthenticated) {

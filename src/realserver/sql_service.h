@@ -52,12 +52,13 @@ class SqlService {
   static constexpr size_t kIdleTcpReaders = 4;
 
   SqlService(asio::io_context& io, std::string replica_id, const proto::ClusterKey& key,
-             std::vector<uint32_t> trusted_forwarders, std::string db_path, int64_t counter_start);
+             std::vector<asio::ip::address> trusted_forwarders, std::string db_path,
+             int64_t counter_start);
 
   // Binds UDP on `port` and TCP on `tcp_port` (0 = any; the other workers pass the ports the
   // first one got) with SO_REUSEPORT. Reads are answered with an error until ReopenReader opens
   // the read connection (RealServer binds every socket before it opens the database).
-  Status Start(const asio::ip::address_v4& address, uint16_t port, uint16_t tcp_port);
+  Status Start(const asio::ip::address& address, uint16_t port, uint16_t tcp_port);
   void Stop();
   // For a snapshot install: closes the read connection (reads are answered with an error until
   // Reopen), then reopens it on the (new) file.
@@ -88,7 +89,7 @@ class SqlService {
   std::string replica_id_;
   proto::EnvelopeCodec codec_;
   proto::CounterSource counter_;
-  std::vector<uint32_t> trusted_;  // host order
+  std::vector<asio::ip::address> trusted_;
   std::string db_path_;
   std::optional<SqlReader> reader_;
   SqlCounters counters_;

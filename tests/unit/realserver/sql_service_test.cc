@@ -46,7 +46,9 @@ int UdpSocket(uint16_t* port) {
 // One worker running a SqlService on a small replica database.
 class SqlServiceTest : public ::testing::Test {
  protected:
-  void Start(std::vector<uint32_t> trusted) {
+  void Start(const std::vector<uint32_t>& trusted_v4) {
+    std::vector<asio::ip::address> trusted;
+    for (uint32_t a : trusted_v4) trusted.push_back(asio::ip::address_v4(a));
     path_ = dir_.File("r.db");
     {
       auto db = store::Database::Open(path_);
