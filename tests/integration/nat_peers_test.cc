@@ -9,21 +9,14 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <asio.hpp>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <thread>
 
-#include "common/clock.h"
 #include "common/subprocess.h"
-#include "director/director.h"
-#include "support/peer_process.h"
-#include "support/temp_dir.h"
-#include "support/wait_until.h"
+#include "integration/nat_peers_fixture.h"
 
 namespace vsc::director {
 namespace {
@@ -33,126 +26,35 @@ using vservice::AddrPort;
 using vservice::IpAddress;
 using vservice::ServiceKey;
 
-constexpr const char* kNginx = test_support::kNginxBinary;
-constexpr const char* kDnsmasq = "/usr/sbin/dnsmasq";
-constexpr const char* kDig = "/usr/bin/dig";
-constexpr const char* kCurl = "/usr/bin/curl";
 constexpr const char* kRedisServer = "/usr/bin/redis-server";
 constexpr const char* kRedisBenchmark = "/usr/bin/redis-benchmark";
 constexpr const char* kRedisCli = "/usr/bin/redis-cli";
 
-AddrPort At(const char* host, uint16_t port) { return {*IpAddress::Parse(host), port}; }
-
-// Runs `command` under sh; its standard output, and its exit status in *exit_status if given.
-std::string Shell(const std::string& command, int* exit_status = nullptr) {
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
-  const int status = ::pclose(p);
-  if (exit_status != nullptr) *exit_status = status;
-  return out;
-}
-
 using test_support::FreePort;
 using test_support::SpawnServer;
 
-// One nginx answering a fixed body (test_support::NginxProcess), addressed as a destination.
-class Nginx : public test_support::NginxProcess {
- public:
-  using NginxProcess::NginxProcess;
-  AddrPort addr() const { return At(host(), port()); }
-};
-
-proto::ClusterKey TestKey() {
-  std::array<uint8_t, proto::ClusterKey::kBytes> b;
-  b.fill(5);
-  return proto::ClusterKey::FromBytes(b);
-}
-
-class NatPeersTest : public ::testing::Test {
+class NatPeersTest : public DirectorInProcessTest {
  protected:
   void SetUp() override {
-    for (const char* tool :
-         {kNginx, kDnsmasq, kDig, kCurl, kRedisServer, kRedisBenchmark, kRedisCli}) {
-      if (!std::filesystem::exists(tool)) {
-        FAIL() << tool << " is not installed; run scripts/install-deps (make test does)";
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(
+        RequireTools({kNginx, kDnsmasq, kDig, kCurl, kRedisServer, kRedisBenchmark, kRedisCli}));
     vip_port_ = FreePort("127.0.0.1");
     a_ = std::make_unique<Nginx>(dir_.File("a"), "127.0.0.2", FreePort("127.0.0.2"), "backend-a");
     b_ = std::make_unique<Nginx>(dir_.File("b"), "127.0.0.3", FreePort("127.0.0.3"), "backend-b");
     ASSERT_NO_FATAL_FAILURE(a_->Start());
     ASSERT_NO_FATAL_FAILURE(b_->Start());
   }
-  void TearDown() override {
-    if (director_) director_->Stop();
-  }
 
   ServiceKey Tcp() const { return {vservice::Proto::kTcp, IpAddress::V4(0x7f000001), vip_port_}; }
 
-  // Starts the director with `table` as its configured services (as the TOML loader gives it).
-  void StartDirector(vservice::VirtualServiceTable table) {
-    DirectorConfig c;
-    c.lookup_port = c.control_port = c.heartbeat_port = c.admin_port = 0;
-    c.ring_port = c.write_port = c.sql_port = c.http_port =
-        0;  // port 0: no clash with a running director
-    c.workers = 2;
-    c.insecure = true;
-    c.log_file = dir_.File("director-log.db");  // absent: replication off
-    c.services = std::move(table);
-    director_ = std::make_unique<Director>(c, TestKey(), "token", clock_);
-    Status s = director_->Start();
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-  template <class F>
-  auto OnControl(F f) -> decltype(f()) {
-    std::packaged_task<decltype(f())()> task(std::move(f));
-    auto result = task.get_future();
-    asio::post(director_->control_context(), [&task] { task(); });
-    return result.get();
-  }
-  DestRuntime Dest(const ServiceKey& key, const AddrPort& addr) {
-    return OnControl([&] {
-      for (const ServiceRuntime& r : director_->services().Runtime()) {
-        if (!(r.key == key)) continue;
-        for (const DestRuntime& d : r.dests) {
-          if (d.dest == addr) return d;
-        }
-      }
-      return DestRuntime{};
-    });
-  }
-  Status Edit(const std::function<Status(vservice::VirtualServiceTable&)>& edit) {
-    return OnControl([&] {
-      vservice::VirtualServiceTable next = director_->services().table();
-      VSC_RETURN_IF_ERROR(edit(next));
-      return director_->services().Commit(std::move(next)).status();
-    });
-  }
   std::string Curl() {
     return Shell(std::string(kCurl) + " -s -m 5 http://127.0.0.1:" + std::to_string(vip_port_) +
                  "/");
   }
 
-  test_support::TempDir dir_;
-  RealClock clock_;
   uint16_t vip_port_ = 0;
   std::unique_ptr<Nginx> a_, b_;
-  std::unique_ptr<Director> director_;
 };
-
-vservice::VirtualServiceTable TwoBackends(const ServiceKey& key, const AddrPort& a,
-                                          const AddrPort& b) {
-  vservice::VirtualServiceTable t;
-  vservice::ServiceConfig rr;
-  rr.scheduler = "rr";
-  EXPECT_TRUE(t.AddService(key, rr).ok());
-  EXPECT_TRUE(t.AddDest(key, a, {}).ok());  // no check configured: DefaultStaticCheck
-  EXPECT_TRUE(t.AddDest(key, b, {}).ok());
-  return t;
-}
 
 TEST_F(NatPeersTest, KilledBackendIsRedispatchedMarkedDownAndComesBack) {
   ASSERT_NO_FATAL_FAILURE(StartDirector(TwoBackends(Tcp(), a_->addr(), b_->addr())));

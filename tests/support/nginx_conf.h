@@ -10,11 +10,13 @@
 
 namespace vsc::test_support {
 
-// Writes dir/nginx.conf (creating dir and dir/tmp) and returns its path.
+// Writes dir/nginx.conf (creating dir and dir/tmp) and returns its path. `host` is numeric; an
+// IPv6 one ("::1") is written in nginx's bracket form.
 inline std::string WriteNginxConf(const std::string& dir, const std::string& host, uint16_t port,
                                   const std::string& body) {
   std::filesystem::create_directories(dir + "/tmp");
   const std::string path = dir + "/nginx.conf";
+  const std::string listen = host.find(':') == std::string::npos ? host : "[" + host + "]";
   std::ofstream(path) << "daemon off; master_process off; worker_processes 1;\n"
                       << "pid " << dir << "/nginx.pid; error_log " << dir << "/error.log;\n"
                       << "events { worker_connections 512; }\n"
@@ -22,7 +24,7 @@ inline std::string WriteNginxConf(const std::string& dir, const std::string& hos
                       << "  proxy_temp_path " << dir << "/tmp; fastcgi_temp_path " << dir
                       << "/tmp;\n"
                       << "  uwsgi_temp_path " << dir << "/tmp; scgi_temp_path " << dir << "/tmp;\n"
-                      << "  server { listen " << host << ":" << port << ";\n"
+                      << "  server { listen " << listen << ":" << port << ";\n"
                       << "    location / { return 200 \"" << body << "\\n\"; } } }\n";
   return path;
 }

@@ -1,6 +1,7 @@
 // Real peers for integration tests (nginx, redis-server, dnsmasq, …) as child processes on
-// 127.0.0.x: a port free for both TCP and UDP, "accepts connections", a child that is waited for
-// until it serves, and one nginx answering a fixed body (nginx_conf.h). Header-only.
+// 127.0.0.x or ::1 (hosts are numeric addresses, IPv6 without brackets): a port free for both TCP
+// and UDP, "accepts connections", a child that is waited for until it serves, and one nginx
+// answering a fixed body (nginx_conf.h). Header-only.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -25,10 +26,11 @@ inline uint16_t FreePort(const char* host) {
   asio::io_context io;
   asio::ip::tcp::acceptor a(io, {asio::ip::make_address(host), 0});
   const uint16_t tcp = a.local_endpoint().port();
+  const asio::ip::address address = asio::ip::make_address(host);
   asio::ip::udp::socket u(io);
   asio::error_code ec;
-  u.open(asio::ip::udp::v4());
-  u.bind({asio::ip::make_address(host), tcp}, ec);
+  u.open(address.is_v6() ? asio::ip::udp::v6() : asio::ip::udp::v4());
+  u.bind({address, tcp}, ec);
   return ec ? FreePort(host) : tcp;
 }
 

@@ -190,6 +190,37 @@ TEST(DestPicker, PersistenceKeepsAClientOnItsDestination) {
   }
 }
 
+// ipvsadm -p -M 64 on an IPv6 service: the persistence template covers the client's /64, so
+// two clients inside it go to one destination; a client of the next /64 is scheduled anew (rr
+// moves on), and so is every address at -M 128.
+TEST(DestPicker, Ipv6PersistenceKeysOnThePrefixLength) {
+  auto v6 = [](const char* text, uint16_t port) { return AddrPort{*IpAddress::Parse(text), port}; };
+  for (int prefix : {64, 128}) {
+    SCOPED_TRACE(prefix);
+    VirtualService vs;
+    vs.key = ServiceKey{vservice::Proto::kTcp, *IpAddress::Parse("2001:db8::80"), 80};
+    vs.config.scheduler = "rr";
+    vs.config.persistence = vservice::Persistence{60, prefix};
+    for (const char* d : {"2001:db8::a", "2001:db8::b", "2001:db8::c"}) vs.dests[v6(d, 80)] = {};
+    auto view = std::shared_ptr<const ServiceView>(BuildServiceView(vs, Inputs(3), 1));
+    DestPicker p({});
+    p.OnView(view);
+    const TimePoint t0{};
+    const auto first = p.Pick(v6("2001:db8:1:2::1", 1000), t0);
+    ASSERT_TRUE(first.has_value());
+    const auto same_net = p.Pick(v6("2001:db8:1:2:ffff:ffff:ffff:fffe", 2000), t0);
+    const auto next_net = p.Pick(v6("2001:db8:1:3::1", 1000), t0);
+    ASSERT_TRUE(same_net && next_net);
+    if (prefix == 64) {
+      EXPECT_EQ(*same_net, *first) << "a client of the same /64 left the template's destination";
+    } else {
+      EXPECT_NE(*same_net, *first) << "at -M 128 another address is another client";
+    }
+    EXPECT_NE(*next_net, *same_net) << "another /64 shared the template";
+    EXPECT_EQ(p.Pick(v6("2001:db8:1:2::1", 3000), t0), first) << "the template was lost";
+  }
+}
+
 // The scheduler tables are built on the control thread, once per change of the destinations'
 // keys or weights, and shared: a view that changes only load figures, verdicts or states takes
 // the previous view's table, and every worker's picker schedules from that one table.
