@@ -4,8 +4,13 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace vsc {
 
 std::string Base64Encode(std::string_view bytes);
+// The bytes of a padded base64 text (etcd's keys and values in its JSON gateway). Unpadded
+// text, characters outside the alphabet or bits after the last byte are InvalidArgument.
+Result<std::string> Base64Decode(std::string_view text);
 
 }  // namespace vsc

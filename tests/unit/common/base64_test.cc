@@ -16,5 +16,28 @@ TEST(Base64Test, EncodesTheRfc4648VectorsAndEveryByte) {
   EXPECT_EQ(Base64Encode(std::string("\0\xff\xfe", 3)), "AP/+");
 }
 
+TEST(Base64Test, DecodesWhatItEncodesAndRefusesMalformedText) {
+  for (const char* v : {"", "f", "fo", "foo", "foob", "fooba", "foobar"}) {
+    auto got = Base64Decode(Base64Encode(v));
+    ASSERT_TRUE(got.ok()) << v;
+    EXPECT_EQ(*got, v);
+  }
+  std::string every;
+  for (int b = 0; b < 256; ++b) every.push_back(static_cast<char>(b));
+  for (size_t n = 0; n <= every.size(); n += 37) {
+    auto got = Base64Decode(Base64Encode(every.substr(0, n)));
+    ASSERT_TRUE(got.ok()) << n;
+    EXPECT_EQ(*got, every.substr(0, n));
+  }
+  EXPECT_EQ(*Base64Decode("L3ZzY2x1c3Rlci9jL3NlcXVlbmNlcg=="), "/vscluster/c/sequencer");
+  for (const char* bad : {"Zg", "Zg=", "Z===", "Zh==", "Zm9=", "Zm9v!A==", "Zg==Zg==", "=Zg="}) {
+    auto got = Base64Decode(bad);
+    EXPECT_FALSE(got.ok()) << bad;
+    if (!got.ok()) {
+      EXPECT_NE(got.status().message().find("base64"), std::string::npos);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vsc
