@@ -3,7 +3,7 @@
 //
 // Opens a connection, sends the request with "Connection: close" (and Content-Length when there
 // is a body or the method is POST/PUT/PATCH), and reads one response (Content-Length or
-// close-delimited; chunked responses are refused). `timeout` bounds the whole exchange.
+// chunked or close-delimited). `timeout` bounds the whole exchange.
 // Runs its own private io_context on the calling thread; safe to call from any thread that is
 // not running an io_context handler that the server needs (it would wait for itself).
 // Errors: kInvalidArgument for a bad host, kIo for connect/read/write failures with the errno
@@ -23,10 +23,9 @@
 
 namespace vsc::net {
 
-Result<HttpResponse> HttpRequestSync(const std::string& host, uint16_t port,
-                                     std::string_view method, std::string_view target,
-                                     std::string_view body,
-                                     const std::vector<std::pair<std::string, std::string>>& headers,
-                                     Duration timeout);
+Result<HttpResponse> HttpRequestSync(
+    const std::string& host, uint16_t port, std::string_view method, std::string_view target,
+    std::string_view body, const std::vector<std::pair<std::string, std::string>>& headers,
+    Duration timeout);
 
 }  // namespace vsc::net

@@ -24,6 +24,7 @@ HttpResponseParseResult HttpResponseParser::Fail(std::string message) {
 
 std::optional<HttpParseError> HttpResponseParser::FinishHeaders() {
   std::optional<uint64_t> length;
+  bool chunked = false;
   bool conn_close = false;
   bool conn_keep_alive = false;
   resp_.content_type.clear();
@@ -39,8 +40,13 @@ std::optional<HttpParseError> HttpResponseParser::FinishHeaders() {
       }
       length = n;
     } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
-      return HttpParseError{0, "bad HTTP response: Transfer-Encoding \"" + value.substr(0, 32) +
-                                   "\" is not supported by this client"};
+      // Only "chunked" alone: a compressed transfer coding is something this client never asks
+      // for (etcd's JSON gateway streams its keepalive answers chunked).
+      if (!EqualsIgnoreCase(std::string(TrimOws(value)), "chunked")) {
+        return HttpParseError{0, "bad HTTP response: Transfer-Encoding \"" + value.substr(0, 32) +
+                                     "\" is not supported by this client (only chunked)"};
+      }
+      chunked = true;
     } else if (EqualsIgnoreCase(name, "connection")) {
       if (HeaderHasToken(value, "close")) conn_close = true;
       if (HeaderHasToken(value, "keep-alive")) conn_keep_alive = true;
@@ -55,6 +61,13 @@ std::optional<HttpParseError> HttpResponseParser::FinishHeaders() {
     state_ = State::kBody;
     return std::nullopt;
   }
+  if (chunked) {
+    if (length) {
+      return HttpParseError{0, "bad HTTP response: both Transfer-Encoding and Content-Length"};
+    }
+    state_ = State::kChunkSize;
+    return std::nullopt;
+  }
   if (!length) {
     state_ = State::kBodyUntilEof;
     close_after_ = true;
@@ -67,6 +80,22 @@ std::optional<HttpParseError> HttpResponseParser::FinishHeaders() {
   }
   body_len_ = static_cast<size_t>(*length);
   state_ = State::kBody;
+  return std::nullopt;
+}
+
+std::optional<HttpResponseParseResult> HttpResponseParser::OnChunkSize(std::string_view line) {
+  // "1a3f" or "1a3f;extension": the size in hex; 0 ends the body (trailers may follow).
+  const std::string_view hex = TrimOws(line.substr(0, line.find(';')));
+  uint64_t n = 0;
+  auto [ptr, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), n, 16);
+  if (hex.empty() || ec != std::errc() || ptr != hex.data() + hex.size()) {
+    return Fail("bad chunk size line");
+  }
+  if (n > max_body_ || resp_.body.size() + n > max_body_) {
+    return Fail("body exceeds the client's limit of " + std::to_string(max_body_));
+  }
+  chunk_left_ = static_cast<size_t>(n);
+  state_ = n == 0 ? State::kTrailers : State::kChunkData;
   return std::nullopt;
 }
 
@@ -85,6 +114,17 @@ HttpResponseParseResult HttpResponseParser::Feed(std::string_view bytes) {
       resp_.body.assign(buf_, line_start_, body_len_);
       return Complete();
     }
+    if (state_ == State::kChunkData) {
+      // The chunk's bytes and the CRLF after them.
+      if (buf_.size() - line_start_ < chunk_left_ + 2) return HttpNeedMore{};
+      if (buf_.compare(line_start_ + chunk_left_, 2, "\r\n") != 0) {
+        return Fail("chunk not followed by CRLF");
+      }
+      resp_.body.append(buf_, line_start_, chunk_left_);
+      line_start_ = scan_ = line_start_ + chunk_left_ + 2;
+      state_ = State::kChunkSize;
+      continue;
+    }
     if (state_ == State::kBodyUntilEof) {
       if (buf_.size() - line_start_ > max_body_) {
         return Fail("body exceeds the client's limit of " + std::to_string(max_body_));
@@ -98,7 +138,7 @@ HttpResponseParseResult HttpResponseParser::Feed(std::string_view bytes) {
       if (state_ == State::kStatusLine && partial > kMaxStatusLine) {
         return Fail("status line too long");
       }
-      if (state_ == State::kHeaders && header_bytes_ + partial > kMaxHeaderBytes) {
+      if (state_ != State::kStatusLine && header_bytes_ + partial > kMaxHeaderBytes) {
         return Fail("headers too large");
       }
       return HttpNeedMore{};
@@ -129,6 +169,14 @@ HttpResponseParseResult HttpResponseParser::Feed(std::string_view bytes) {
 
     header_bytes_ += raw_len;
     if (header_bytes_ > kMaxHeaderBytes) return Fail("headers too large");
+    if (state_ == State::kChunkSize) {
+      if (auto r = OnChunkSize(line)) return *r;
+      continue;
+    }
+    if (state_ == State::kTrailers) {
+      if (line.empty()) return Complete();
+      continue;  // trailer fields are not used
+    }
     if (line.empty()) {
       if (resp_.status < 200) {  // interim response: the real one follows
         state_ = State::kStatusLine;

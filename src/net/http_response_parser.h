@@ -1,9 +1,9 @@
 // Sans-I/O HTTP/1.1 response parser, the client side of HttpRequestSync.
 //
-// Bodies framed by Content-Length, or delimited by the server closing the connection (call
-// FinishEof() when the peer closes). Chunked responses are refused with an error: our own
-// server never sends them. Interim 1xx responses are skipped. A response to HEAD, 204 and 304
-// has no body. Limits: status line 8 KiB, headers 64 KiB / 100 fields, body `max_body`.
+// Bodies framed by Content-Length, chunked (Transfer-Encoding: chunked, the only coding
+// accepted; trailers are read and dropped), or delimited by the server closing the connection
+// (call FinishEof() when the peer closes). Interim 1xx responses are skipped. A response to HEAD,
+// 204 and 304 has no body. Limits: status line 8 KiB, headers 64 KiB / 100 fields, body `max_body`.
 // Errors carry status 0 and a message; after an error the parser keeps returning it.
 #pragma once
 
@@ -32,10 +32,21 @@ class HttpResponseParser {
   bool close_after() const { return close_after_; }
 
  private:
-  enum class State { kStatusLine, kHeaders, kBody, kBodyUntilEof, kDone };
+  enum class State {
+    kStatusLine,
+    kHeaders,
+    kBody,
+    kBodyUntilEof,
+    kChunkSize,
+    kChunkData,
+    kTrailers,
+    kDone
+  };
   HttpResponseParseResult Fail(std::string message);
   std::optional<HttpParseError> FinishHeaders();
   HttpResponseParseResult Complete();
+  // A chunk-size line: sets chunk_left_ and the next state, or an error.
+  std::optional<HttpResponseParseResult> OnChunkSize(std::string_view line);
 
   size_t max_body_;
   bool head_request_;
@@ -45,6 +56,7 @@ class HttpResponseParser {
   State state_ = State::kStatusLine;
   size_t header_bytes_ = 0;
   size_t body_len_ = 0;
+  size_t chunk_left_ = 0;  // bytes of the current chunk (kChunkData)
   bool close_after_ = false;
   int version_minor_ = 1;
   HttpResponse resp_;

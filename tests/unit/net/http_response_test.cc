@@ -31,7 +31,8 @@ TEST(HttpResponseTest, NoContentHasNoLengthOrBody) {
   r.status = 204;
   r.content_type.clear();
   r.body = "ignored";
-  EXPECT_EQ(SerializeResponse(r, true), "HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n");
+  EXPECT_EQ(SerializeResponse(r, true),
+            "HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n");
 }
 
 TEST(HttpResponseTest, JsonErrorIsValidJsonForAnyMessage) {
@@ -89,8 +90,8 @@ TEST(HttpResponseParserTest, CloseDelimitedBodyInterimAndHead) {
   ASSERT_TRUE(std::holds_alternative<HttpResponse>(r));
   EXPECT_EQ(std::get<HttpResponse>(r).body, "until the end");
 
-  r = ParseInChunks("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok",
-                    1, false);
+  r = ParseInChunks(
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok", 1, false);
   ASSERT_TRUE(std::holds_alternative<HttpResponse>(r));
   EXPECT_EQ(std::get<HttpResponse>(r).status, 201);
   EXPECT_EQ(std::get<HttpResponse>(r).body, "ok");
@@ -100,10 +101,34 @@ TEST(HttpResponseParserTest, CloseDelimitedBodyInterimAndHead) {
   EXPECT_TRUE(std::get<HttpResponse>(r).body.empty());
 }
 
+// etcd's JSON gateway answers a keepalive chunked; every split of the wire decodes the same.
+TEST(HttpResponseParserTest, ChunkedBodyOnEverySplit) {
+  const std::string wire =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\n{\"a\":\r\n1a;ext=1\r\n\"abcdefghijklmnopqrstuvw\"}\r\n0\r\nX-Trailer: t\r\n\r\n";
+  for (size_t split : {1, 2, 5, 10, 100, 0}) {
+    auto got = ParseInChunks(wire, split, false);
+    auto* resp = std::get_if<HttpResponse>(&got);
+    ASSERT_NE(resp, nullptr) << "split " << split;
+    EXPECT_EQ(resp->body, "{\"a\":\"abcdefghijklmnopqrstuvw\"}");
+    EXPECT_EQ(resp->content_type, "application/json");
+  }
+  HttpResponseParser small(4);
+  auto over = small.Feed("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\n");
+  ASSERT_TRUE(std::holds_alternative<HttpParseError>(over));
+  EXPECT_NE(std::get<HttpParseError>(over).message.find("limit"), std::string::npos);
+  auto cut = ParseInChunks("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nab", 0, true);
+  EXPECT_TRUE(std::holds_alternative<HttpParseError>(cut));
+}
+
 TEST(HttpResponseParserTest, RefusesMalformedAndTruncated) {
   for (const char* bad : {"HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 2x0 OK\r\n\r\n",
                           "HTTP/1.1 200 OK\r\nContent-Length: a\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                          "Content-Length: 3\r\n\r\n0\r\n\r\n",
+                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n",
                           "HTTP/1.1 200 OK\r\nno colon\r\n\r\n"}) {
     auto r = ParseInChunks(bad, 0, false);
     EXPECT_TRUE(std::holds_alternative<HttpParseError>(r)) << bad;
