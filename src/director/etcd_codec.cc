@@ -1,0 +1,197 @@
+#include "director/etcd_codec.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "common/base64.h"
+
+namespace vsc::director::etcd {
+namespace {
+
+using nlohmann::json;
+
+// gRPC status codes that etcd's gateway puts in "code".
+constexpr int kGrpcDeadlineExceeded = 4;
+constexpr int kGrpcNotFound = 5;
+constexpr int kGrpcUnavailable = 14;
+
+std::string Snippet(std::string_view body) {
+  return std::string(body.substr(0, 200)) + (body.size() > 200 ? "..." : "");
+}
+
+// The gateway writes int64 as a JSON string ("42"); a number is accepted too. Absent is 0.
+Result<int64_t> Int(const json& obj, const char* field) {
+  auto it = obj.find(field);
+  if (it == obj.end() || it->is_null()) return int64_t{0};
+  if (it->is_number_integer()) return it->get<int64_t>();
+  if (it->is_string()) {
+    const std::string& s = it->get_ref<const std::string&>();
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (!s.empty() && ec == std::errc() && ptr == s.data() + s.size()) return v;
+  }
+  return DataLoss(std::string("etcd answer: field \"") + field + "\" is not an integer");
+}
+
+// Lenient reads of optional fields: a field of another type counts as absent (json::value
+// would throw).
+int IntOr(const json& obj, const char* field, int fallback) {
+  auto it = obj.find(field);
+  return it != obj.end() && it->is_number_integer() ? it->get<int>() : fallback;
+}
+std::string TextOr(const json& obj, const char* field) {
+  auto it = obj.find(field);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The error an answer carries, if it is one: {"error": "...", "code": N} or, in a stream,
+// {"error": {"grpc_code": N, "http_code": H, "message": "..."}}.
+std::optional<Status> ErrorOf(int http_status, const json& j, std::string_view body) {
+  int code = 0;
+  std::string message;
+  if (j.is_object() && j.contains("error")) {
+    const json& e = j["error"];
+    if (e.is_object()) {
+      code = IntOr(e, "grpc_code", 0);
+      message = TextOr(e, "message");
+    } else {
+      code = IntOr(j, "code", 0);
+      message = TextOr(j, "message");
+      if (message.empty() && e.is_string()) message = e.get<std::string>();
+    }
+  } else if (http_status / 100 == 2) {
+    return std::nullopt;
+  }
+  if (message.empty()) message = "HTTP " + std::to_string(http_status) + ": " + Snippet(body);
+  message = "etcd: " + message;
+  if (code == kGrpcNotFound) return NotFound(message);
+  if (code == kGrpcUnavailable || code == kGrpcDeadlineExceeded || http_status >= 500) {
+    return Unavailable(message);
+  }
+  return FailedPrecondition(message);
+}
+
+// The answer as a JSON object, or its error.
+Result<json> Answer(int http_status, std::string_view body) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (http_status / 100 != 2) {
+      return Unavailable("etcd: HTTP " + std::to_string(http_status) + ": " + Snippet(body));
+    }
+    return DataLoss("etcd answer is not a JSON object: " + Snippet(body));
+  }
+  if (auto err = ErrorOf(http_status, j, body)) return *err;
+  return j;
+}
+
+Result<std::string> Bytes(const json& obj, const char* field) {
+  auto it = obj.find(field);
+  if (it == obj.end()) return std::string();
+  if (!it->is_string()) {
+    return DataLoss(std::string("etcd answer: field \"") + field + "\" is not a string");
+  }
+  auto decoded = Base64Decode(it->get_ref<const std::string&>());
+  if (!decoded.ok())
+    return DataLoss("etcd answer: " + std::string(field) + ": " + decoded.status().message());
+  return std::move(decoded).value();
+}
+
+Result<std::optional<KeyValue>> FirstKv(const json& range) {
+  auto kvs = range.find("kvs");
+  if (kvs == range.end() || !kvs->is_array() || kvs->empty()) {
+    return std::optional<KeyValue>();
+  }
+  const json& kv = kvs->front();
+  if (!kv.is_object()) return DataLoss("etcd answer: a kv is not an object");
+  KeyValue out;
+  VSC_ASSIGN_OR_RETURN(out.key, Bytes(kv, "key"));
+  VSC_ASSIGN_OR_RETURN(out.value, Bytes(kv, "value"));
+  VSC_ASSIGN_OR_RETURN(out.create_revision, Int(kv, "create_revision"));
+  VSC_ASSIGN_OR_RETURN(out.mod_revision, Int(kv, "mod_revision"));
+  VSC_ASSIGN_OR_RETURN(out.lease, Int(kv, "lease"));
+  return std::optional<KeyValue>(std::move(out));
+}
+
+const json* Field(const json& obj, const char* snake, const char* camel) {
+  if (auto it = obj.find(snake); it != obj.end()) return &*it;
+  if (auto it = obj.find(camel); it != obj.end()) return &*it;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string GrantBody(int64_t ttl_s) { return json{{"TTL", std::to_string(ttl_s)}}.dump(); }
+
+std::string LeaseIdBody(int64_t id) { return json{{"ID", std::to_string(id)}}.dump(); }
+
+std::string RangeBody(std::string_view key) { return json{{"key", Base64Encode(key)}}.dump(); }
+
+std::string CreateWithLeaseBody(std::string_view key, std::string_view value, int64_t lease_id) {
+  const std::string k = Base64Encode(key);
+  json read = {{"request_range", {{"key", k}}}};
+  json put = {{"request_put",
+               {{"key", k}, {"value", Base64Encode(value)}, {"lease", std::to_string(lease_id)}}}};
+  json body = {
+      {"compare",
+       json::array(
+           {{{"target", "CREATE"}, {"result", "EQUAL"}, {"key", k}, {"create_revision", "0"}}})},
+      {"success", json::array({put, read})},
+      {"failure", json::array({read})},
+  };
+  return body.dump();
+}
+
+Result<Lease> ParseGrant(int http_status, std::string_view body) {
+  VSC_ASSIGN_OR_RETURN(json j, Answer(http_status, body));
+  Lease lease;
+  VSC_ASSIGN_OR_RETURN(lease.id, Int(j, "ID"));
+  VSC_ASSIGN_OR_RETURN(lease.ttl_s, Int(j, "TTL"));
+  if (lease.id == 0 || lease.ttl_s <= 0) {
+    return DataLoss("etcd lease grant answered no lease: " + Snippet(body));
+  }
+  return lease;
+}
+
+Result<int64_t> ParseKeepAlive(int http_status, std::string_view body) {
+  VSC_ASSIGN_OR_RETURN(json j, Answer(http_status, body));
+  auto result = j.find("result");
+  if (result == j.end() || !result->is_object()) {
+    return DataLoss("etcd keepalive answer without a result: " + Snippet(body));
+  }
+  VSC_ASSIGN_OR_RETURN(int64_t ttl, Int(*result, "TTL"));
+  if (ttl <= 0) return NotFound("etcd: the lease expired (keepalive answered no TTL)");
+  return ttl;
+}
+
+Status ParseRevoke(int http_status, std::string_view body) {
+  auto j = Answer(http_status, body);
+  return j.ok() ? Status::Ok() : j.status();
+}
+
+Result<std::optional<KeyValue>> ParseRange(int http_status, std::string_view body) {
+  VSC_ASSIGN_OR_RETURN(json j, Answer(http_status, body));
+  return FirstKv(j);
+}
+
+Result<TxnResult> ParseTxn(int http_status, std::string_view body) {
+  VSC_ASSIGN_OR_RETURN(json j, Answer(http_status, body));
+  TxnResult out;
+  auto succeeded = j.find("succeeded");
+  out.succeeded = succeeded != j.end() && succeeded->is_boolean() && succeeded->get<bool>();
+  if (auto header = j.find("header"); header != j.end() && header->is_object()) {
+    VSC_ASSIGN_OR_RETURN(out.revision, Int(*header, "revision"));
+  }
+  auto responses = j.find("responses");
+  if (responses == j.end() || !responses->is_array()) {
+    return DataLoss("etcd txn answer without responses: " + Snippet(body));
+  }
+  for (const json& r : *responses) {
+    if (!r.is_object()) continue;
+    if (const json* range = Field(r, "response_range", "responseRange")) {
+      VSC_ASSIGN_OR_RETURN(out.kv, FirstKv(*range));
+    }
+  }
+  return out;
+}
+
+}  // namespace vsc::director::etcd
