@@ -234,20 +234,23 @@ void RealServer::StartAgent(const asio::ip::tcp::endpoint& director) {
   };
   options.on_install_snapshot = [this](uint64_t session, const proto::InstallSnapshot& in) {
     install_session_ = session;
-    SnapshotSource src{in.peer_id(), in.host(), static_cast<uint16_t>(in.http_port()), in.reason()};
-    replica_->InstallSnapshot(std::move(src), [this, session, peer = in.peer_id()](Status s) {
-      if (!s.ok()) {
-        proto::Message m;
-        *m.mutable_replica_ack() =
-            MakeAck({}, {}, "snapshot from " + peer + " failed: " + s.message());
-        const ReplicaPosition p = replica_->position();
-        m.mutable_replica_ack()->set_applied_seq(p.applied_seq);
-        m.mutable_replica_ack()->set_digest(DigestBytes(p.digest));
-        agent_->Send(session, std::move(m));
-      }
-      // Register again either way, so the director sees the position as it now is.
-      agent_->CloseSession(session);
-    });
+    SnapshotSource src{in.peer_id(), in.host(), static_cast<uint16_t>(in.http_port()), in.reason(),
+                       in.epoch()};
+    replica_->InstallSnapshot(
+        std::move(src), [this, session, peer = in.peer_id(), epoch = in.epoch()](Status s) {
+          if (!s.ok()) {
+            proto::Message m;
+            *m.mutable_replica_ack() =
+                MakeAck({}, {}, "snapshot from " + peer + " failed: " + s.message());
+            const ReplicaPosition p = replica_->position();
+            m.mutable_replica_ack()->set_applied_seq(p.applied_seq);
+            m.mutable_replica_ack()->set_digest(DigestBytes(p.digest));
+            if (epoch < p.fence_epoch) m.mutable_replica_ack()->set_fence_epoch(p.fence_epoch);
+            agent_->Send(session, std::move(m));
+          }
+          // Register again either way, so the director sees the position as it now is.
+          agent_->CloseSession(session);
+        });
   };
   options.on_session_lost = [replica] { replica->DropPending(); };
   options.on_exit = [this](int code, const std::string& why) {
@@ -379,6 +382,12 @@ std::string RealServer::RenderMetrics() const {
   if (replica_) {
     metric("vsc_rs_applied_seq", "gauge", "Last replicated write applied here.");
     line("vsc_rs_applied_seq", replica_->applied_seq());
+    const ReplicaPosition pos = replica_->position();
+    metric("vsc_rs_fence_epoch", "gauge", "Newest director epoch seen; older ones are refused.");
+    line("vsc_rs_fence_epoch", pos.fence_epoch);
+    metric("vsc_rs_fenced_total", "counter",
+           "Replicate and snapshot orders refused: sent under an epoch older than the fence.");
+    line("vsc_rs_fenced_total", pos.fenced_refusals);
   }
   if (agent_) {
     const AgentCounters& a = agent_->counters();

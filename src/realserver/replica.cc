@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -174,8 +175,10 @@ void Replica::Publish() {
     position_.epoch = s.epoch;
     position_.applied_seq = s.applied_seq;
     position_.digest = s.digest;
+    position_.fence_epoch = s.fence_epoch;
     if (s.applied_seq != 0) position_.content_checksum.clear();
   }
+  position_.fenced_refusals = fenced_refusals_;
   position_.healthy = applier_ != nullptr;
   applied_seq_.store(position_.applied_seq, std::memory_order_release);
 }
@@ -251,12 +254,16 @@ void Replica::WaitForPace(std::unique_lock<std::mutex>& lock) {
 void Replica::ApplyBatches(std::vector<Batch>& batches) {
   size_t i = 0;
   while (i < batches.size()) {
-    // Entries of one session go into one Apply; a session change (an old session's leftovers)
-    // starts another, because its ack belongs elsewhere.
+    // Entries of one session and epoch go into one Apply; a session change (an old session's
+    // leftovers) starts another, because its ack belongs elsewhere, and so does a new epoch
+    // (the director took the sequencer lease again), which is fenced on its own.
     const uint64_t session = batches[i].session;
+    const uint64_t epoch = batches[i].message.epoch();
     std::vector<replication::Entry> entries;
     std::string error;
-    for (; i < batches.size() && batches[i].session == session; ++i) {
+    for (;
+         i < batches.size() && batches[i].session == session && batches[i].message.epoch() == epoch;
+         ++i) {
       for (const auto& e : batches[i].message.entries()) {
         if (!error.empty()) break;
         auto entry = EntryFromProto(e);
@@ -267,24 +274,38 @@ void Replica::ApplyBatches(std::vector<Batch>& batches) {
         entries.push_back(std::move(entry).value());
       }
     }
-    proto::ReplicaAck ack;
-    if (!applier_) {
-      ack = MakeAck({}, {}, "replica store is closed: " + broken_);
-      Publish();
-      ack.set_applied_seq(applied_seq());
-    } else {
-      auto results = applier_->Apply(entries);
-      Publish();
-      if (results.ok()) {
-        ack = MakeAck(applier_->state(), *results, error);
-      } else {
-        ack = MakeAck(applier_->state(), {}, results.status().message());
-        spdlog::warn("replicated batch of {} entries not applied: {}", entries.size(),
-                     results.status().ToString());
-      }
-    }
+    proto::ReplicaAck ack = ApplyEntries(entries, epoch, error);
     if (hooks_.on_ack) hooks_.on_ack(session, std::move(ack));
   }
+}
+
+proto::ReplicaAck Replica::ApplyEntries(const std::vector<replication::Entry>& entries,
+                                        uint64_t epoch, const std::string& decode_error) {
+  proto::ReplicaAck ack;
+  if (!applier_) {
+    ack = MakeAck({}, {}, "replica store is closed: " + broken_);
+    Publish();
+    ack.set_applied_seq(applied_seq());
+    return ack;
+  }
+  if (!applier_->Admits(epoch)) {
+    // Refused before touching the store: a deposed director's stream. Counted and said.
+    ++fenced_refusals_;
+    ack = MakeAck(applier_->state(), {},
+                  "refused: these entries were sent under epoch " + std::to_string(epoch) +
+                      ", older than epoch " + std::to_string(applier_->state().fence_epoch) +
+                      " that this replica follows; another director holds the sequencer");
+    ack.set_fence_epoch(applier_->state().fence_epoch);
+    Publish();
+    spdlog::warn("replica: {}", ack.error());
+    return ack;
+  }
+  auto results = applier_->Apply(entries, epoch);
+  Publish();
+  if (results.ok()) return MakeAck(applier_->state(), *results, decode_error);
+  spdlog::warn("replicated batch of {} entries not applied: {}", entries.size(),
+               results.status().ToString());
+  return MakeAck(applier_->state(), {}, results.status().message());
 }
 
 Status Replica::ReopenApplier() {
@@ -299,6 +320,15 @@ Status Replica::ReopenApplier() {
 }
 
 Status Replica::DoInstall(const SnapshotSource& source) {
+  const uint64_t fence = applier_ ? applier_->state().fence_epoch : 0;
+  if (source.epoch < fence) {
+    ++fenced_refusals_;
+    Publish();
+    return FailedPrecondition("refused: the snapshot order was sent under epoch " +
+                              std::to_string(source.epoch) + ", older than epoch " +
+                              std::to_string(fence) +
+                              " that this replica follows; another director holds the sequencer");
+  }
   const std::string incoming = options_.path + ".incoming";
   auto fetched = FetchSnapshot(source.host, source.port, options_.snapshot_token, incoming,
                                options_.snapshot_timeout);
@@ -326,6 +356,11 @@ Status Replica::DoInstall(const SnapshotSource& source) {
   Publish();
   VSC_RETURN_IF_ERROR(renamed);
   if (!reopened.ok()) return reopened.Annotate("reopening the installed snapshot");
+  // The copy carries its peer's fence; never fall below the one this replica had.
+  if (Status raised = applier_->RaiseFence(std::max(fence, source.epoch)); !raised.ok()) {
+    return raised.Annotate("keeping the epoch fence after the install");
+  }
+  Publish();
   if (applier_->state().applied_seq != fetched->applied_seq ||
       applier_->state().digest != fetched->digest) {
     return DataLoss("installed snapshot reads back at seq " +

@@ -3,7 +3,8 @@
 // takes everything that has arrived (up to max_batch entries) and applies it with one
 // Applier::Apply call (one SQLite transaction that also stores applied_seq and the digest), then
 // hands a ReplicaAck to `on_ack`. With apply_interval set, transactions start at least that far
-// apart (ApplyPacer): what arrives meanwhile waits and joins the next one. SQLite writes block, so they never run on the io thread.
+// apart (ApplyPacer): what arrives meanwhile waits and joins the next one. SQLite writes block, so
+// they never run on the io thread.
 //
 // The same thread installs snapshots: fetch from the peer into a temp file, verify it, close the
 // writer, have every reader closed (`close_readers`, which blocks until the workers did it),
@@ -44,6 +45,10 @@ struct ReplicaPosition {
   // Logical checksum of the content, computed while applied_seq == 0 (empty otherwise).
   std::string content_checksum;
   bool healthy = true;  // false once the store could not be reopened
+  // Fencing (issue 11): the newest director epoch seen, and how many messages (Replicate,
+  // InstallSnapshot) from an older epoch were refused since the process started.
+  uint64_t fence_epoch = 0;
+  uint64_t fenced_refusals = 0;
 };
 
 struct SnapshotSource {
@@ -51,6 +56,7 @@ struct SnapshotSource {
   std::string host;
   uint16_t port = 0;
   std::string reason;
+  uint64_t epoch = 0;  // the ordering director's epoch (InstallSnapshot.epoch)
 };
 
 struct ReplicaHooks {
@@ -96,12 +102,15 @@ class Replica {
   void Stop();
 
   // Queues the entries of one Replicate message received on `session`. An entry this build
-  // cannot decode is answered with an error ack.
+  // cannot decode is answered with an error ack; a message from an epoch older than the newest
+  // seen is refused whole, with an ack whose fence_epoch names the newer epoch.
   void Submit(uint64_t session, proto::Replicate message);
   // Drops queued entries not yet applied (the session they came on is gone).
   void DropPending();
   // Fetches and installs a snapshot; `done` runs on the replica thread with the outcome. Entries
-  // queued before it are dropped: they belong to the stream the snapshot replaces.
+  // queued before it are dropped: they belong to the stream the snapshot replaces. An order
+  // from an epoch older than the newest seen is refused (FailedPrecondition); after an install
+  // the fence is kept at least where it was (the copy may carry an older one).
   void InstallSnapshot(SnapshotSource source, std::function<void(Status)> done);
 
   ReplicaPosition position() const;
@@ -126,6 +135,9 @@ class Replica {
   // ends the wait). Called with mu_ held, through `lock`.
   void WaitForPace(std::unique_lock<std::mutex>& lock);
   void ApplyBatches(std::vector<Batch>& batches);
+  // The ack for entries of a message from `epoch` (refused when older than the fence).
+  proto::ReplicaAck ApplyEntries(const std::vector<replication::Entry>& entries, uint64_t epoch,
+                                 const std::string& decode_error);
   Status DoInstall(const SnapshotSource& source);
   Status ReopenApplier();
   void Publish();
@@ -147,6 +159,7 @@ class Replica {
   ReplicaPosition position_;
 
   std::atomic<uint64_t> applied_seq_{0};
+  uint64_t fenced_refusals_ = 0;  // replica thread only; published in position_
   std::thread thread_;
 };
 

@@ -1,5 +1,7 @@
 #include "replication/applier.h"
 
+#include <algorithm>
+
 #include "replication/digest.h"
 
 namespace vsc::replication {
@@ -12,6 +14,29 @@ Result<std::unique_ptr<Applier>> Applier::Create(std::unique_ptr<Executor> execu
 }
 
 Result<std::vector<EntryResult>> Applier::Apply(std::span<const Entry> entries) {
+  return Apply(entries, state_.fence_epoch);
+}
+
+Status Applier::RaiseFence(uint64_t epoch) {
+  if (epoch <= state_.fence_epoch) return Status::Ok();
+  ReplicaState next = state_;
+  next.fence_epoch = epoch;
+  VSC_RETURN_IF_ERROR(executor_->Begin());
+  if (Status st = executor_->Commit(next); !st.ok()) {
+    executor_->Rollback();
+    if (auto stored = executor_->LoadState(); stored.ok()) state_ = *stored;
+    return st;
+  }
+  state_ = next;
+  return Status::Ok();
+}
+
+Result<std::vector<EntryResult>> Applier::Apply(std::span<const Entry> entries, uint64_t epoch) {
+  if (!Admits(epoch)) {
+    return FailedPrecondition("replica: refused a message from epoch " + std::to_string(epoch) +
+                              ", older than epoch " + std::to_string(state_.fence_epoch) +
+                              " this replica has seen: another director sequences now");
+  }
   size_t first = 0;
   while (first < entries.size() && entries[first].seq <= state_.applied_seq) ++first;
   const std::span<const Entry> fresh = entries.subspan(first);
@@ -25,9 +50,13 @@ Result<std::vector<EntryResult>> Applier::Apply(std::span<const Entry> entries) 
     }
   }
   std::vector<EntryResult> results;
-  if (fresh.empty()) return results;
+  if (fresh.empty()) {
+    VSC_RETURN_IF_ERROR(RaiseFence(epoch));
+    return results;
+  }
   results.reserve(fresh.size());
   ReplicaState next = state_;
+  next.fence_epoch = std::max(next.fence_epoch, epoch);
   VSC_RETURN_IF_ERROR(executor_->Begin());
   for (const Entry& e : fresh) {
     Result<EntryResult> r = executor_->Execute(e);

@@ -11,9 +11,12 @@
 namespace vsc::replication {
 
 struct ReplicaState {
-  uint64_t epoch = 0;       // epoch of the last applied entry
+  uint64_t epoch = 0;  // epoch of the last applied entry
   uint64_t applied_seq = 0;
   Digest digest{};
+  // The newest epoch a director sent under (Replicate.epoch): messages from older epochs are
+  // refused (issue 11). Stored with applied_seq, in the same transaction.
+  uint64_t fence_epoch = 0;
 };
 
 class Executor {

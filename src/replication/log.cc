@@ -96,7 +96,7 @@ Result<std::unique_ptr<ReplicationLog>> ReplicationLog::Open(const std::string& 
     VSC_ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(impl->db));
     VSC_RETURN_IF_ERROR(impl->db.Exec(kSchema));
     VSC_ASSIGN_OR_RETURN(int64_t epoch, impl->MetaInt("epoch"));
-    VSC_RETURN_IF_ERROR(impl->SetMeta("epoch", epoch + 1));
+    if (options.bump_epoch) VSC_RETURN_IF_ERROR(impl->SetMeta("epoch", epoch + 1));
     VSC_RETURN_IF_ERROR(txn.Commit());
   }
   VSC_RETURN_IF_ERROR(impl->Load());
@@ -124,6 +124,19 @@ Result<std::unique_ptr<ReplicationLog>> ReplicationLog::OpenReader(const std::st
 }
 
 ReplicationLog::~ReplicationLog() = default;
+
+Status ReplicationLog::AdoptEpoch(uint64_t epoch) {
+  VSC_RETURN_IF_ERROR(impl_->Writable());
+  if (epoch <= impl_->epoch) {
+    return FailedPrecondition("replication log '" + impl_->path + "': epoch " +
+                              std::to_string(epoch) + " is not above the log's epoch " +
+                              std::to_string(impl_->epoch) +
+                              " (was etcd's data reset? epochs must never go backwards)");
+  }
+  VSC_RETURN_IF_ERROR(impl_->SetMeta("epoch", static_cast<int64_t>(epoch)));
+  impl_->epoch = epoch;
+  return Status::Ok();
+}
 
 uint64_t ReplicationLog::epoch() const {
   impl_->Refresh();

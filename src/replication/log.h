@@ -3,8 +3,9 @@
 // caller batches concurrent writes into one Append (group commit). A retention window (entries
 // and bytes) bounds it; entries older than the window are trimmed and a replica that needs them
 // must copy a snapshot instead. The file also keeps the epoch (incremented at every Open, so a
-// restarted director sequences under a new epoch) and every DDL statement ever sequenced (never
-// trimmed: the schema mirror is rebuilt from it).
+// restarted director sequences under a new epoch; or, under an etcd sequencer lease, not
+// bumped but set by AdoptEpoch to the lease's epoch, which is unique cluster-wide) and every DDL
+// statement ever sequenced (never trimmed: the schema mirror is rebuilt from it).
 //
 // Thread: one owner (the director's log thread). Reads from another thread need their own
 // ReplicationLog::OpenReader.
@@ -30,6 +31,9 @@ struct LogOptions {
   uint64_t retain_entries = 1'000'000;
   uint64_t retain_bytes = 256ull << 20;
   bool synchronous_full = false;
+  // Open increments the stored epoch. Off under an etcd lease: the epoch then comes from etcd
+  // (AdoptEpoch), and a local increment could reach another director's etcd epoch.
+  bool bump_epoch = true;
 };
 
 class ReplicationLog {
@@ -44,6 +48,9 @@ class ReplicationLog {
   ~ReplicationLog();
 
   uint64_t epoch() const;
+  // Sequences from now on under `epoch`, durably. FailedPrecondition unless it is above the
+  // current epoch (epochs never go backwards for the replicas).
+  Status AdoptEpoch(uint64_t epoch);
   uint64_t first_seq() const;  // oldest entry still held (last_seq()+1 when empty)
   uint64_t last_seq() const;   // 0 when nothing was ever sequenced
   int64_t last_ts_micros() const;

@@ -114,6 +114,8 @@ class SqliteExecutor : public Executor {
   static int Authorize(void* self, int action, const char* a3, const char*, const char*,
                        const char*);
   Status Exec(const char* sql);
+  // A replica file from before issue 11 has no fence_epoch column: add it (0, fences nothing).
+  Status AddFenceColumn();
   Status Error(int rc, std::string_view what) const {
     return store::SqliteStatus(rc, db_, "replica " + std::string(what), path_);
   }
@@ -190,7 +192,9 @@ Result<std::unique_ptr<Executor>> SqliteExecutor::Open(const std::string& path,
   VSC_RETURN_IF_ERROR(ex->Exec("PRAGMA cache_size=-65536"));
   VSC_RETURN_IF_ERROR(
       ex->Exec("CREATE TABLE IF NOT EXISTS _vsc_replica(id INTEGER PRIMARY KEY CHECK (id = 0), "
-               "epoch INTEGER NOT NULL, applied_seq INTEGER NOT NULL, digest BLOB NOT NULL)"));
+               "epoch INTEGER NOT NULL, applied_seq INTEGER NOT NULL, digest BLOB NOT NULL, "
+               "fence_epoch INTEGER NOT NULL DEFAULT 0)"));
+  VSC_RETURN_IF_ERROR(ex->AddFenceColumn());
   for (auto [name, nargs, fn] : {std::tuple{"random", 0, &RandomFunction},
                                  std::tuple{"randomblob", 1, &RandomBlobFunction}}) {
     const int frc = sqlite3_create_function_v2(ex->db_, name, nargs, SQLITE_UTF8, &ex->random_, fn,
@@ -199,6 +203,20 @@ Result<std::unique_ptr<Executor>> SqliteExecutor::Open(const std::string& path,
   }
   sqlite3_set_authorizer(ex->db_, &SqliteExecutor::Authorize, ex.get());
   return std::unique_ptr<Executor>(std::move(ex));
+}
+
+Status SqliteExecutor::AddFenceColumn() {
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(
+      db_, "SELECT count(*) FROM pragma_table_info('_vsc_replica') WHERE name = 'fence_epoch'", -1,
+      &st, nullptr);
+  if (rc != SQLITE_OK) return Error(rc, "read the state table's columns");
+  rc = sqlite3_step(st);
+  const bool has = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW) return Error(rc, "read the state table's columns");
+  if (has) return Status::Ok();
+  return Exec("ALTER TABLE _vsc_replica ADD COLUMN fence_epoch INTEGER NOT NULL DEFAULT 0");
 }
 
 Status SqliteExecutor::Exec(const char* sql) {
@@ -237,7 +255,8 @@ void SqliteExecutor::ClearCache() {
 
 Result<ReplicaState> SqliteExecutor::LoadState() {
   sqlite3_stmt* st = nullptr;
-  int rc = Prepared("SELECT epoch, applied_seq, digest FROM _vsc_replica WHERE id = 0", &st);
+  int rc = Prepared("SELECT epoch, applied_seq, digest, fence_epoch FROM _vsc_replica WHERE id = 0",
+                    &st);
   if (rc != SQLITE_OK) return Error(rc, "load state");
   ReplicaState state;
   rc = sqlite3_step(st);
@@ -252,6 +271,7 @@ Result<ReplicaState> SqliteExecutor::LoadState() {
                       " bytes; the database is damaged");
     }
     std::copy(p, p + n, state.digest.begin());
+    state.fence_epoch = static_cast<uint64_t>(sqlite3_column_int64(st, 3));
     rc = sqlite3_step(st);
   }
   sqlite3_reset(st);
@@ -374,14 +394,16 @@ Status SqliteExecutor::Commit(const ReplicaState& state) {
   if (!in_txn_) return Internal("replica: Commit outside a transaction");
   sqlite3_stmt* st = nullptr;
   int rc = Prepared(
-      "INSERT INTO _vsc_replica(id, epoch, applied_seq, digest) VALUES(0, ?1, ?2, ?3) "
-      "ON CONFLICT(id) DO UPDATE SET epoch = ?1, applied_seq = ?2, digest = ?3",
+      "INSERT INTO _vsc_replica(id, epoch, applied_seq, digest, fence_epoch) "
+      "VALUES(0, ?1, ?2, ?3, ?4) "
+      "ON CONFLICT(id) DO UPDATE SET epoch = ?1, applied_seq = ?2, digest = ?3, fence_epoch = ?4",
       &st);
   if (rc == SQLITE_OK) {
     sqlite3_bind_int64(st, 1, static_cast<int64_t>(state.epoch));
     sqlite3_bind_int64(st, 2, static_cast<int64_t>(state.applied_seq));
     sqlite3_bind_blob(st, 3, state.digest.data(), static_cast<int>(state.digest.size()),
                       SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 4, static_cast<int64_t>(state.fence_epoch));
     rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc == SQLITE_DONE) rc = SQLITE_OK;

@@ -7,8 +7,8 @@
 
 #include "replication/digest.h"
 #include "replication/entry_codec.h"
-#include "unit/replication/random_entries.h"
 #include "support/temp_dir.h"
+#include "unit/replication/random_entries.h"
 
 namespace vsc::replication {
 namespace {
@@ -199,6 +199,32 @@ TEST(LogTest, KilledMidAppendLosesNothingAcknowledgedAndLeavesNoGap) {
     ASSERT_EQ(all->size(), log->last_seq());
     for (uint64_t s = 1; s <= all->size(); ++s) ASSERT_EQ((*all)[s - 1], EntryFor(s)) << s;
   }
+}
+
+// Under an etcd lease (issue 11) the epoch is not a local count: Open leaves it as it was and
+// AdoptEpoch sets it, only upwards, durably.
+TEST(LogTest, UnderALeaseTheEpochIsAdoptedNotBumpedAndNeverGoesBack) {
+  TempDir dir;
+  const std::string path = dir.File("log.db");
+  { EXPECT_EQ(MustOpen(path)->epoch(), 1u); }
+  LogOptions lease;
+  lease.bump_epoch = false;
+  auto log = MustOpen(path, lease);
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log->epoch(), 1u) << "not bumped";
+  ASSERT_TRUE(log->AdoptEpoch((uint64_t{1} << 32) + 42).ok());
+  EXPECT_EQ(log->epoch(), (uint64_t{1} << 32) + 42);
+  ASSERT_TRUE(log->Append(std::vector<Entry>{EntryFor(1, log->epoch())}).ok());
+  for (uint64_t back : {uint64_t{(uint64_t{1} << 32) + 42}, uint64_t{7}}) {
+    Status s = log->AdoptEpoch(back);
+    EXPECT_EQ(s.code(), Code::kFailedPrecondition) << back;
+    EXPECT_NE(s.message().find("is not above the log's epoch"), std::string::npos);
+  }
+  log.reset();
+  log = MustOpen(path, lease);
+  EXPECT_EQ(log->epoch(), (uint64_t{1} << 32) + 42) << "durable";
+  log.reset();
+  EXPECT_EQ(MustOpen(path)->epoch(), (uint64_t{1} << 32) + 43) << "without etcd: bumped again";
 }
 
 }  // namespace
