@@ -65,6 +65,8 @@ std::string_view ReplicationStateName(ReplicationState state) {
       return "DIVERGED";
     case ReplicationState::kDown:
       return "DOWN";
+    case ReplicationState::kFenced:
+      return "FENCED";
   }
   return "?";
 }
@@ -92,7 +94,12 @@ Result<std::unique_ptr<Replicator>> Replicator::Open(asio::io_context& io, Contr
   if (is_new) {
     VSC_ASSIGN_OR_RETURN(bootstrap, ReadBootstrap(o));
   }
-  auto log = replication::ReplicationLog::Open(o.log_file, o.log);
+  replication::LogOptions log_options = o.log;
+  if (o.require_lease) {
+    log_options.bump_epoch = false;  // the epoch comes from the lease (SetLease)
+    r->lease_.refusal = "the sequencer lease is not held yet; claiming it";
+  }
+  auto log = replication::ReplicationLog::Open(o.log_file, log_options);
   if (!log.ok()) return log.status().Annotate("replication log '" + o.log_file + "'");
   r->log_ = std::move(log).value();
   if (r->log_->BootstrapChecksum().empty()) {
@@ -226,6 +233,7 @@ const Replicator::Replica* Replicator::HealthyPeer(const std::string& except,
 }
 
 void Replicator::SendSnapshotOrders() {
+  if (NotSequencing()) return;
   for (auto& [id, r] : replicas_) {
     if (!r.link || r.snapshot_sent) continue;
     if (r.state != ReplicationState::kNeedsSnapshot && r.state != ReplicationState::kDiverged) {
@@ -238,6 +246,7 @@ void Replicator::SendSnapshotOrders() {
     is->set_peer_id(peer->id);
     is->set_host(peer->http_host);
     is->set_http_port(peer->http_port);
+    is->set_epoch(sequencer_->epoch());
     is->set_reason(r.reason);
     r.link->Send(m);
     r.snapshot_sent = true;
@@ -275,6 +284,7 @@ void Replicator::Pump(Replica& r) {
       (r.state != ReplicationState::kInSync && r.state != ReplicationState::kCatchingUp)) {
     return;
   }
+  if (NotSequencing()) return;  // a director without the lease sends nothing
   const uint64_t head = last_seq();
   const bool was_full = r.window.full();
   while (r.next_seq <= head && r.window.CanSend(0)) {
@@ -315,6 +325,7 @@ void Replicator::Pump(Replica& r) {
     r.next_seq += n;
     r.entries_sent += n;
     rep->set_head_seq(head);
+    rep->set_epoch(sequencer_->epoch());
     counters_.replicate_messages.Add();
     r.link->Send(m);
   }
@@ -399,6 +410,11 @@ ReplicationStatus Replicator::GetStatus() const {
   s.update_queue_bytes = queued_bytes_;
   s.update_queue_bytes_capacity = options_.update_queue_bytes;
   s.pending_decisions = tracker_.pending();
+  s.lease_required = options_.require_lease;
+  const std::optional<std::string> not_sequencing = NotSequencing();
+  s.sequencing = !not_sequencing;
+  s.not_sequencing_reason = not_sequencing.value_or("");
+  s.fenced_epoch = fenced_epoch_;
   for (const auto& [id, r] : replicas_) {
     ReplicaInfo i;
     i.id = id;

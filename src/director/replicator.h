@@ -16,6 +16,13 @@
 //   a replica whose outcome, checksum or digest disagrees DIVERGED: it is told to copy a snapshot
 //   from a healthy peer (InstallSnapshot) and comes back through registration.
 // - Verify: a sequenced checksum marker; each replica's checksum at that seq is collected.
+// - Under an etcd sequencer lease (require_lease, issue 11; replicator_lease.cc) it sequences,
+//   verifies, streams and orders snapshots only while the latest LeaseView (SetLease) is held
+//   and unexpired by the control thread's own clock, under the lease's epoch (adopted into the
+//   log); otherwise writers are refused with the lease's reason ("no quorum for the sequencer
+//   lease (...)", "another director holds the sequencer lease (...)"). Every Replicate and
+//   InstallSnapshot carries the epoch; a replica that has seen a newer one refuses it, and the
+//   ack that says so (fence_epoch) stops this director sequencing until it holds a newer lease.
 //
 // Thread: the control thread (DESIGN §4); every method, callback and link call runs there.
 // Lifetime: created by the Director before the control thread runs; Stop() on the control thread
@@ -40,6 +47,7 @@
 #include "director/digest_follower.h"
 #include "director/read_queue.h"
 #include "director/replica_window.h"
+#include "director/sequencer_lease.h"
 #include "director/verify_tracker.h"
 #include "proto/control.pb.h"
 #include "replication/commit_tracker.h"
@@ -76,6 +84,8 @@ struct ReplicatorOptions {
   // kMaxWritePayload would be 40 GiB). At least kMaxWritePayload.
   uint64_t update_queue_bytes = uint64_t{256} << 20;
   replication::LogOptions log;
+  // Sequence only under a held etcd lease (SetLease); the log's epoch is not bumped at Open.
+  bool require_lease = false;
 };
 
 // Where a replica stands in the replication stream (separate from its membership state).
@@ -85,6 +95,7 @@ enum class ReplicationState {
   kNeedsSnapshot,  // must copy a snapshot (gap trimmed, content differs, ahead of the log)
   kDiverged,       // disagreed with its peers; must copy a snapshot
   kDown,           // no control session
+  kFenced,         // refused our stream: it follows a newer director's epoch (issue 11)
 };
 std::string_view ReplicationStateName(ReplicationState state);
 
@@ -126,6 +137,7 @@ struct ReplicatorCounters {
   Counter divergences;
   Counter snapshots_ordered;
   Counter busy_events;  // a replica's window became full
+  Counter fenced_acks;  // a replica refused our stream: it has seen a newer epoch
 };
 
 struct ReplicationStatus {
@@ -141,6 +153,11 @@ struct ReplicationStatus {
   uint64_t update_queue_bytes_capacity = 0;
   size_t pending_decisions = 0;
   std::vector<ReplicaInfo> replicas;
+  // The sequencer lease (issue 11): required when etcd_endpoints is set; why writes are refused.
+  bool lease_required = false;
+  bool sequencing = true;  // writes are sequenced now
+  std::string not_sequencing_reason;
+  uint64_t fenced_epoch = 0;  // the newest epoch a replica reported above ours
 };
 
 // How a registering server takes part in replication.
@@ -181,6 +198,9 @@ class Replicator {
 
   // A writer's request; `done` is called exactly once (at once for refusals).
   void Submit(const proto::WriteRequest& request, WriteDone done);
+  // The sequencer lease as the LeaseKeeper last saw it (require_lease only). A held view with a
+  // new epoch is adopted (log and sequencer) and the streams resume.
+  void SetLease(const LeaseView& view);
   // Sequences a checksum marker; its seq names the verification. Unavailable with no replica.
   Result<uint64_t> StartVerify();
   std::optional<VerifyReport> Verify(uint64_t seq) const;
@@ -232,6 +252,10 @@ class Replicator {
   Replicator(asio::io_context& io, ControlPlane& plane, const Clock& clock,
              ReplicatorOptions options);
   void Refuse(const WriteDone& done, uint64_t request_id, int code, const std::string& error);
+  // Why this director may not sequence now (require_lease), or nullopt.
+  std::optional<std::string> NotSequencing() const;
+  // A replica refused our stream: it follows `epoch`, newer than ours.
+  void OnFenced(Replica& r, uint64_t epoch);
   void Enqueue(Accepted accepted);
   void Flush();
   std::set<std::string> Participants() const;
@@ -290,6 +314,11 @@ class Replicator {
 
   std::map<std::string, Replica> replicas_;
   VerifyTracker verifies_;
+
+  // The sequencer lease (require_lease).
+  LeaseView lease_;
+  std::string adopt_error_;    // the lease's epoch could not be adopted
+  uint64_t fenced_epoch_ = 0;  // newest epoch a replica reported above ours
 };
 
 }  // namespace vsc::director

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "director/replicator.h"
 #include "director/replication_wire.h"
+#include "director/replicator.h"
 #include "replication/digest.h"
 
 namespace vsc::director {
@@ -164,6 +164,10 @@ void Replicator::OnAck(const std::string& id, const proto::ReplicaAck& ack) {
   }
   counters_.acks.Add();
   r.acks++;
+  if (ack.fence_epoch() > sequencer_->epoch()) {
+    OnFenced(r, ack.fence_epoch());
+    return;
+  }
   if (!ack.error().empty()) {
     OrderSnapshot(r, ReplicationState::kNeedsSnapshot,
                   "the replica could not apply at seq " + std::to_string(ack.applied_seq() + 1) +

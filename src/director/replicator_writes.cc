@@ -57,6 +57,10 @@ void Replicator::Submit(const proto::WriteRequest& request, WriteDone done) {
     Refuse(done, rid, kWriteUnavailable, "unavailable: the director is stopping; not applied");
     return;
   }
+  if (auto why = NotSequencing()) {
+    Refuse(done, rid, kWriteUnavailable, "unavailable: " + *why + "; the write was not applied");
+    return;
+  }
   if (waiting_.size() + batch_.size() >= options_.update_queue) {
     Refuse(done, rid, kWriteOverloaded,
            "overloaded: update queue full (" + std::to_string(options_.update_queue) +
@@ -165,6 +169,7 @@ void Replicator::Enqueue(Accepted accepted) {
 
 Result<uint64_t> Replicator::StartVerify() {
   if (stopped_) return Unavailable("the director is stopping");
+  if (auto why = NotSequencing()) return Unavailable(*why);
   if (Participants().empty()) {
     return Unavailable("no replica is in sync; nothing to verify");
   }
@@ -187,6 +192,17 @@ void Replicator::Flush() {
   // Refused below, or moved to waiting_ (which counts its own bytes again).
   for (const Accepted& a : batch) queued_bytes_ -= a.bytes;
   const std::set<std::string> parts = Participants();
+  // Accepted this turn while the lease was held; it may have lapsed since.
+  const std::optional<std::string> not_sequencing = NotSequencing();
+  if (not_sequencing) {
+    for (Accepted& a : batch) {
+      if (a.done) {
+        Refuse(a.done, a.request_id, kWriteUnavailable,
+               "unavailable: " + *not_sequencing + "; the write was not applied");
+      }
+    }
+    return;
+  }
   if (parts.empty()) {
     for (Accepted& a : batch) {
       if (a.done) {
