@@ -78,6 +78,15 @@ void PrintReplication(const nlohmann::json& j) {
               static_cast<unsigned long long>(j["request_queue"].value("depth", 0ull)),
               static_cast<unsigned long long>(j["request_queue"].value("capacity", 0ull)),
               j.value("write_port", 0u), j.value("sql_port", 0u));
+  if (const auto& s = j.value("sequencer", nlohmann::json::object());
+      s.value("lease_required", false)) {
+    // Director standby (issue 11): whether this director holds the sequencer's etcd lease.
+    if (s.value("sequencing", false)) {
+      std::printf("sequencer lease: held, sequencing\n");
+    } else {
+      std::printf("sequencer lease: not sequencing: %s\n", s.value("reason", "").c_str());
+    }
+  }
   std::printf("%-12s %-12s %-15s %10s %8s %7s  %-16s %s\n", "ID", "STATE", "REPLICATION", "APPLIED",
               "LAG", "WINDOW", "DIGEST", "REASON");
   for (const auto& r : j["replicas"]) {

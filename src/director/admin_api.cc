@@ -426,6 +426,12 @@ net::HttpResponse AdminApi::Replication() {
                           {"entries_sequenced", c.entries_sequenced.Get()},
                           {"replicate_messages", c.replicate_messages.Get()},
                           {"acks", c.acks.Get()}}},
+                        {"sequencer",
+                         {{"lease_required", s.lease_required},
+                          {"sequencing", s.sequencing},
+                          {"reason", s.not_sequencing_reason},
+                          {"fenced_epoch", s.fenced_epoch},
+                          {"fenced_acks", c.fenced_acks.Get()}}},
                         {"replicas", replicas}});
 }
 
@@ -493,6 +499,16 @@ void AdminApi::ReplicationMetrics(std::ostream& o) {
     << "# HELP vsc_replica_busy_total Times a replica's window filled up (BUSY).\n"
     << "# TYPE vsc_replica_busy_total counter\n"
     << "vsc_replica_busy_total " << c.busy_events.Get() << "\n"
+    << "# HELP vsc_sequencing 1 while this director sequences writes (under etcd: holds the "
+       "sequencer lease).\n"
+    << "# TYPE vsc_sequencing gauge\n"
+    << "vsc_sequencing " << (s.sequencing ? 1 : 0) << "\n"
+    << "# HELP vsc_replication_epoch The epoch writes are sequenced under.\n"
+    << "# TYPE vsc_replication_epoch gauge\n"
+    << "vsc_replication_epoch " << s.epoch << "\n"
+    << "# HELP vsc_replication_fenced_acks_total Replicas that refused our stream (newer epoch).\n"
+    << "# TYPE vsc_replication_fenced_acks_total counter\n"
+    << "vsc_replication_fenced_acks_total " << c.fenced_acks.Get() << "\n"
     << "# HELP vsc_queue_depth Requests waiting on the director, by queue.\n"
     << "# TYPE vsc_queue_depth gauge\n"
     << "vsc_queue_depth{queue=\"update\"} " << s.update_queue << "\n"

@@ -1,6 +1,8 @@
 #include "director/director.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -10,6 +12,7 @@
 #include "common/ready_file.h"
 #include "common/signals.h"
 #include "director/default_services.h"
+#include "director/etcd_client.h"
 #include "membership/membership.h"
 #include "net/port_pair.h"
 #include "net/tls_context.h"
@@ -67,6 +70,30 @@ Status ValidateConfig(const DirectorConfig& c) {
   if (c.log_retain_entries == 0 || c.log_retain_bytes <= 0) {
     return InvalidArgument("log_retain_entries and log_retain_bytes must be above 0");
   }
+  return ValidateLeaseConfig(c);
+}
+
+Status ValidateLeaseConfig(const DirectorConfig& c) {
+  for (const std::string& e : c.etcd_endpoints) {
+    if (auto ep = ParseEtcdEndpoint(e); !ep.ok()) return ep.status();
+  }
+  if (c.cluster_name.empty() || c.cluster_name.find('/') != std::string::npos) {
+    return InvalidArgument("cluster_name '" + c.cluster_name +
+                           "' must be a non-empty name without '/' (it names /vscluster/<name>/ "
+                           "in etcd)");
+  }
+  if (c.sequencer_lease_ttl_ms < 1000) {
+    return InvalidArgument(
+        "sequencer_lease_ttl_ms must be at least 1000 (etcd counts whole "
+        "seconds); the default is 3000");
+  }
+  if (c.etcd_timeout_ms == 0 || c.etcd_timeout_ms * 3 > c.sequencer_lease_ttl_ms) {
+    return InvalidArgument(
+        "etcd_timeout_ms must be above 0 and at most a third of "
+        "sequencer_lease_ttl_ms (" +
+        std::to_string(c.sequencer_lease_ttl_ms) +
+        "), so a keepalive can be retried within the TTL");
+  }
   return Status::Ok();
 }
 
@@ -107,6 +134,14 @@ Status Director::Start(const std::function<Status()>& after_bind) {
                                                                 "http_cert", "http_key"));
   }
   const bool replication = ReplicationWanted(config_);
+  if (!replication && !config_.etcd_endpoints.empty()) {
+    return InvalidArgument(
+        "etcd_endpoints is set but replication is off (no schema_db and no "
+        "log at " +
+        config_.log_file +
+        "): the etcd lease fences the write sequencer; set schema_db, or "
+        "leave etcd_endpoints out");
+  }
   if (replication) {
     auto lock = FileLock::Acquire(
         config_.log_file, "replication log",
@@ -297,7 +332,30 @@ Status Director::StartReplication() {
   spdlog::info("replication on: write port {}, SQL read port {}, log {}, policy {}",
                write_server_->port(), read_router_->port(), config_.log_file,
                config_.commit_policy);
+  if (!config_.etcd_endpoints.empty()) StartLeaseKeeper();
   return Status::Ok();
+}
+
+void Director::StartLeaseKeeper() {
+  std::vector<EtcdEndpoint> endpoints;
+  for (const std::string& e : config_.etcd_endpoints) endpoints.push_back(*ParseEtcdEndpoint(e));
+  LeaseKeeperOptions lo;
+  lo.key = "/vscluster/" + config_.cluster_name + "/sequencer";
+  lo.identity = "director with write port " + config_.listen + ":" +
+                std::to_string(write_server_->port()) + ", admin " + config_.admin_listen + ":" +
+                std::to_string(admin_port()) + ", pid " + std::to_string(::getpid());
+  lo.ttl = std::chrono::milliseconds(config_.sequencer_lease_ttl_ms);
+  EtcdClient client(std::move(endpoints), std::chrono::milliseconds(config_.etcd_timeout_ms));
+  lease_keeper_ = std::make_unique<LeaseKeeper>(std::move(client), std::move(lo), clock_,
+                                                [this](const LeaseView& view) {
+                                                  asio::post(control_io_, [this, view] {
+                                                    if (replicator_) replicator_->SetLease(view);
+                                                  });
+                                                });
+  lease_keeper_->Start();
+  spdlog::info("sequencer lease: etcd {}, key /vscluster/{}/sequencer, TTL {} ms",
+               fmt::join(config_.etcd_endpoints, ","), config_.cluster_name,
+               config_.sequencer_lease_ttl_ms);
 }
 
 void Director::StartSqlHttp() {
@@ -341,6 +399,8 @@ void Director::Stop() {
     control_io_.stop();
   });
   if (control_thread_.joinable()) control_thread_.join();
+  // After the replicator stopped: the revoke lets a standby take over at once.
+  if (lease_keeper_) lease_keeper_->Stop();
   pool_.Stop();
   pool_.Join();
   spdlog::info("director stopped");

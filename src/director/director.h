@@ -30,6 +30,7 @@
 #include "director/control_plane.h"
 #include "director/control_server.h"
 #include "director/director_config.h"
+#include "director/lease_keeper.h"
 #include "director/read_router.h"
 #include "director/replicator.h"
 #include "director/ring_port.h"
@@ -88,6 +89,8 @@ class Director {
   // The lookup entries' sockets, TCP and UDP on one port (lookup_port, which may be 0).
   Status BindLookup(const asio::ip::address_v4& vip, EngineOptions::LookupSockets& sockets);
   Status StartReplication();
+  // etcd_endpoints set: the thread that claims and renews the sequencer lease (issue 11).
+  void StartLeaseKeeper();
   // The service engine and the initial table (config.services plus the built-in lookup
   // entries), every socket bound.
   Status StartServices(EngineOptions::LookupSockets lookup);
@@ -108,9 +111,10 @@ class Director {
   std::unique_ptr<ServiceEngine> engine_;
   std::unique_ptr<SavingServiceEditor> saving_;  // engine_, saving every change
   std::unique_ptr<RingRouter> ring_router_;
-  std::unique_ptr<RingPort> ring_port_;     // clients: table, owner, via-director
-  std::unique_ptr<Replicator> replicator_;  // null when replication is off
-  std::unique_ptr<ReadRelay> read_relay_;  // before write_server_: its sessions use it
+  std::unique_ptr<RingPort> ring_port_;        // clients: table, owner, via-director
+  std::unique_ptr<Replicator> replicator_;     // null when replication is off
+  std::unique_ptr<LeaseKeeper> lease_keeper_;  // null without etcd_endpoints
+  std::unique_ptr<ReadRelay> read_relay_;      // before write_server_: its sessions use it
   std::unique_ptr<WriteServer> write_server_;
   std::unique_ptr<ReadRouter> read_router_;
   std::unique_ptr<AdminApi> admin_;
@@ -130,6 +134,8 @@ class Director {
 // Checks a configuration before anything binds: scheduler name, netmask, heartbeat periods,
 // replication settings.
 Status ValidateConfig(const DirectorConfig& config);
+// The etcd keys: endpoints, cluster_name, sequencer_lease_ttl_ms and etcd_timeout_ms.
+Status ValidateLeaseConfig(const DirectorConfig& config);
 // Whether Start runs replication: schema_db is set or log_file exists.
 bool ReplicationWanted(const DirectorConfig& config);
 // The files start-up reads exist and the directories it writes into are writable.

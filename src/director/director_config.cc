@@ -88,6 +88,15 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("log_retain_entries", &log_retain_entries,
          "entries the log keeps for catch-up; older ones need a snapshot");
   t.Bind("log_retain_bytes", &log_retain_bytes, "payload bytes the log keeps for catch-up");
+  t.Bind("etcd_endpoints", &etcd_endpoints,
+         "etcd client URLs (http://HOST:PORT); set: writes are sequenced only while this director "
+         "holds the etcd lease on /vscluster/<cluster_name>/sequencer (director standby)");
+  t.Bind("cluster_name", &cluster_name, "names this cluster's keys in etcd: /vscluster/<name>/");
+  t.Bind("sequencer_lease_ttl_ms", &sequencer_lease_ttl_ms,
+         "TTL of the sequencer lease: a director that cannot renew it for this long stops "
+         "sequencing, and another one may take over (etcd counts whole seconds)");
+  t.Bind("etcd_timeout_ms", &etcd_timeout_ms,
+         "bound on one etcd request, per endpoint (at most a third of sequencer_lease_ttl_ms)");
 }
 
 std::string ServicesFilePath(const DirectorConfig& c) {

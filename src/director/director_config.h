@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 #include "vservice/virtual_service_table.h"
@@ -53,6 +54,13 @@ struct DirectorConfig {
   uint32_t read_stall_timeout_ms = 10000;    // a streaming replica's longest pause (HTTP API)
   uint32_t log_retain_entries = 1000000;
   int64_t log_retain_bytes = 256ll << 20;
+
+  // Director standby (issue 11): with etcd_endpoints set, writes are sequenced only while this
+  // director holds the etcd lease on /vscluster/<cluster_name>/sequencer (sequencer_lease.h).
+  std::vector<std::string> etcd_endpoints;  // "http://127.0.0.1:2379", ...; empty = no etcd
+  std::string cluster_name = "vsc";
+  uint32_t sequencer_lease_ttl_ms = 3000;  // etcd grants whole seconds (rounded up), 2 s at least
+  uint32_t etcd_timeout_ms = 1000;         // one etcd request; at most a third of the TTL
 
   // Virtual services (issue 12). `services`: the table to start with (filled from TOML
   // [[service]] by the loader), beside the built-in lookup entries; not a flag.

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "director/director.h"
+
 namespace vsc::director {
 namespace {
 
@@ -43,6 +47,10 @@ request_queue = 66
 read_timeout_ms = 2500
 log_retain_entries = 4321
 log_retain_bytes = 987654
+etcd_endpoints = ["http://127.0.0.1:2379", "10.0.0.9:2379"]
+cluster_name = "prod"
+sequencer_lease_ttl_ms = 6000
+etcd_timeout_ms = 700
 )";
 
 void ExpectEveryKeySet(const DirectorConfig& c) {
@@ -79,6 +87,10 @@ void ExpectEveryKeySet(const DirectorConfig& c) {
   EXPECT_EQ(c.read_timeout_ms, 2500u);
   EXPECT_EQ(c.log_retain_entries, 4321u);
   EXPECT_EQ(c.log_retain_bytes, 987654);
+  EXPECT_EQ(c.etcd_endpoints, (std::vector<std::string>{"http://127.0.0.1:2379", "10.0.0.9:2379"}));
+  EXPECT_EQ(c.cluster_name, "prod");
+  EXPECT_EQ(c.sequencer_lease_ttl_ms, 6000u);
+  EXPECT_EQ(c.etcd_timeout_ms, 700u);
 }
 
 TEST(DirectorConfigTest, EveryKeySetsItsOwnField) {
@@ -110,6 +122,34 @@ TEST(DirectorConfigTest, AnUnknownKeyIsRefusedByName) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("heartbeat_interval"), std::string::npos) << s.ToString();
   EXPECT_EQ(c.heartbeat_interval_ms, 200u) << "a refused file changed the configuration";
+}
+
+// The etcd keys of the director standby (issue 11): bad values are refused with the key named.
+TEST(DirectorConfigTest, BadEtcdKeysAreRefusedByName) {
+  DirectorConfig good;
+  good.etcd_endpoints = {"http://127.0.0.1:2379", "[::1]:2379", "127.0.0.1:2380/"};
+  EXPECT_TRUE(ValidateLeaseConfig(good).ok()) << ValidateLeaseConfig(good).ToString();
+  struct Case {
+    std::function<void(DirectorConfig&)> set;
+    const char* named;
+  };
+  const std::vector<Case> cases = {
+      {[](DirectorConfig& c) { c.etcd_endpoints = {"https://127.0.0.1:2379"}; }, "https"},
+      {[](DirectorConfig& c) { c.etcd_endpoints = {"127.0.0.1"}; }, "HOST:PORT"},
+      {[](DirectorConfig& c) { c.etcd_endpoints = {"127.0.0.1:99999"}; }, "1-65535"},
+      {[](DirectorConfig& c) { c.cluster_name = "a/b"; }, "cluster_name"},
+      {[](DirectorConfig& c) { c.cluster_name = ""; }, "cluster_name"},
+      {[](DirectorConfig& c) { c.sequencer_lease_ttl_ms = 500; }, "sequencer_lease_ttl_ms"},
+      {[](DirectorConfig& c) { c.etcd_timeout_ms = 1001; }, "etcd_timeout_ms"},
+      {[](DirectorConfig& c) { c.etcd_timeout_ms = 0; }, "etcd_timeout_ms"},
+  };
+  for (const Case& k : cases) {
+    DirectorConfig c;
+    k.set(c);
+    const Status s = ValidateLeaseConfig(c);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << k.named;
+    EXPECT_NE(s.message().find(k.named), std::string::npos) << s.ToString();
+  }
 }
 
 }  // namespace
