@@ -41,30 +41,34 @@ std::string Base64Encode(std::string_view bytes) {
 }
 
 Result<std::string> Base64Decode(std::string_view text) {
-  if (text.size() % 4 != 0) {
-    return InvalidArgument("base64: " + std::to_string(text.size()) +
-                           " characters, not a multiple of 4 (padded base64 expected)");
+  size_t pad = 0;
+  while (pad < 2 && !text.empty() && text.back() == '=') {
+    text.remove_suffix(1);
+    ++pad;
+  }
+  if ((pad > 0 && (text.size() + pad) % 4 != 0) || text.size() % 4 == 1) {
+    return InvalidArgument("base64: " + std::to_string(text.size() + pad) +
+                           " characters do not make whole bytes (wrong length or padding)");
   }
   std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (size_t i = 0; i < text.size(); i += 4) {
-    const bool last = i + 4 == text.size();
-    const int pad = last ? (text[i + 3] == '=') + (text[i + 2] == '=' && text[i + 3] == '=') : 0;
-    uint32_t n = 0;
-    for (int k = 0; k < 4 - pad; ++k) {
-      const int v = Sextet(text[i + k]);
-      if (v < 0) {
-        return InvalidArgument("base64: character " + std::to_string(i + k + 1) +
-                               " is outside the alphabet");
-      }
-      n |= static_cast<uint32_t>(v) << (18 - 6 * k);
+  out.reserve(text.size() / 4 * 3 + 2);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const int v = Sextet(text[i]);
+    if (v < 0) {
+      return InvalidArgument("base64: character " + std::to_string(i + 1) +
+                             " is outside the alphabet");
     }
-    if ((pad == 1 && (n & 0xff) != 0) || (pad == 2 && (n & 0xffff) != 0)) {
-      return InvalidArgument("base64: bits after the last byte are not zero");
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
     }
-    out.push_back(static_cast<char>(n >> 16));
-    if (pad < 2) out.push_back(static_cast<char>((n >> 8) & 0xff));
-    if (pad < 1) out.push_back(static_cast<char>(n & 0xff));
+  }
+  if ((acc & ((1u << bits) - 1)) != 0) {
+    return InvalidArgument("base64: bits after the last byte are not zero");
   }
   return out;
 }

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/base64.h"
+
 namespace vsc::director {
 namespace {
 
@@ -13,35 +15,7 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-int Base64Digit(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
 }  // namespace
-
-std::optional<std::string> Base64Decode(std::string_view text) {
-  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    const int d = Base64Digit(c);
-    if (d < 0) return std::nullopt;
-    acc = (acc << 6) | static_cast<uint32_t>(d);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  if (bits >= 6) return std::nullopt;  // a lone trailing digit
-  return out;
-}
 
 Result<HttpUsers> HttpUsers::Parse(std::string_view json_text) {
   const auto doc = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
@@ -81,7 +55,7 @@ bool HttpUsers::Allowed(std::optional<std::string_view> authorization,
   }
   if (!authorization || authorization->substr(0, 6) != "Basic ") return false;
   auto decoded = Base64Decode(authorization->substr(6));
-  if (!decoded) return false;
+  if (!decoded.ok()) return false;
   const size_t colon = decoded->find(':');
   if (colon == std::string::npos) return false;
   const std::string_view name = std::string_view(*decoded).substr(0, colon);

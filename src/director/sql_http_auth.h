@@ -35,7 +35,4 @@ class HttpUsers {
 // Reads and parses the users file at `path`; errors name the file.
 Result<HttpUsers> LoadHttpUsers(const std::string& path);
 
-// Decodes standard base64 (padding optional); nullopt when malformed.
-std::optional<std::string> Base64Decode(std::string_view text);
-
 }  // namespace vsc::director

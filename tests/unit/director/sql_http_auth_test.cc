@@ -47,11 +47,11 @@ TEST(HttpUsersTest, Base64DecodeInvertsBase64) {
   for (const std::string& s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba",
                                                        "foobar", std::string("\0\xff", 2)}) {
     auto back = Base64Decode(Base64Encode(s));
-    ASSERT_TRUE(back.has_value()) << s;
+    ASSERT_TRUE(back.ok()) << s;
     EXPECT_EQ(*back, s);
   }
-  EXPECT_FALSE(Base64Decode("a").has_value());
-  EXPECT_FALSE(Base64Decode("ab$c").has_value());
+  EXPECT_FALSE(Base64Decode("a").ok());
+  EXPECT_FALSE(Base64Decode("ab$c").ok());
 }
 
 }  // namespace
