@@ -20,6 +20,16 @@ class ReplicatorLeaseTest : public testing::ReplicatorFixture {
     ReplicatorFixture::SetUp();
     options_.require_lease = true;
   }
+  // Opens the replicator with one replica in sync.
+  FakeReplica OpenWithReplica() {
+    Open();
+    FakeReplica a = MakeReplica("rs1");
+    Join(a);
+    return a;
+  }
+  static LeaseView HeldByB() {
+    return LeaseView{false, 0, {}, "another director holds the sequencer lease (B)"};
+  }
   LeaseView Held(uint64_t epoch, Duration for_how_long = 3s) {
     return LeaseView{true, epoch, clock_.Now() + for_how_long, ""};
   }
@@ -34,9 +44,7 @@ class ReplicatorLeaseTest : public testing::ReplicatorFixture {
 };
 
 TEST_F(ReplicatorLeaseTest, NoWriteIsSequencedBeforeTheLeaseIsHeld) {
-  Open();
-  FakeReplica a = MakeReplica("rs1");
-  Join(a);
+  FakeReplica a = OpenWithReplica();
   auto w = Write("INSERT INTO t(v) VALUES ('x')");
   Poll();
   EXPECT_NE(Refusal(w).find("the sequencer lease is not held yet"), std::string::npos);
@@ -48,9 +56,7 @@ TEST_F(ReplicatorLeaseTest, NoWriteIsSequencedBeforeTheLeaseIsHeld) {
 }
 
 TEST_F(ReplicatorLeaseTest, AHeldLeaseSequencesUnderItsEpochAndTheLogKeepsIt) {
-  Open();
-  FakeReplica a = MakeReplica("rs1");
-  Join(a);
+  FakeReplica a = OpenWithReplica();
   rep_->SetLease(Held(kEpoch));
   auto w = Write("INSERT INTO t(v) VALUES ('x')");
   Poll();
@@ -80,9 +86,7 @@ TEST_F(ReplicatorLeaseTest, AHeldLeaseSequencesUnderItsEpochAndTheLogKeepsIt) {
 }
 
 TEST_F(ReplicatorLeaseTest, AnExpiredLeaseStopsSequencingAtOnceWithoutWordFromTheKeeper) {
-  Open();
-  FakeReplica a = MakeReplica("rs1");
-  Join(a);
+  FakeReplica a = OpenWithReplica();
   rep_->SetLease(Held(kEpoch, 3s));
   clock_.Advance(2999ms);
   auto ok = Write("INSERT INTO t(v) VALUES ('x')");
@@ -111,10 +115,8 @@ TEST_F(ReplicatorLeaseTest, AnExpiredLeaseStopsSequencingAtOnceWithoutWordFromTh
 }
 
 TEST_F(ReplicatorLeaseTest, TheKeepersRefusalIsWhatTheWriterReads) {
-  Open();
-  FakeReplica a = MakeReplica("rs1");
-  Join(a);
-  rep_->SetLease(LeaseView{false, 0, {}, "another director holds the sequencer lease (B)"});
+  FakeReplica a = OpenWithReplica();
+  rep_->SetLease(HeldByB());
   auto w = Write("INSERT INTO t(v) VALUES ('x')");
   Poll();
   EXPECT_EQ(Refusal(w),
@@ -125,9 +127,7 @@ TEST_F(ReplicatorLeaseTest, TheKeepersRefusalIsWhatTheWriterReads) {
 }
 
 TEST_F(ReplicatorLeaseTest, AReplicaFollowingANewerEpochFencesThisDirectorOff) {
-  Open();
-  FakeReplica a = MakeReplica("rs1");
-  Join(a);
+  FakeReplica a = OpenWithReplica();
   rep_->SetLease(Held(kEpoch, 60s));
   auto w = Write("INSERT INTO t(v) VALUES ('x')");
   Poll();
@@ -163,10 +163,8 @@ TEST_F(ReplicatorLeaseTest, AReplicaFollowingANewerEpochFencesThisDirectorOff) {
 
 TEST_F(ReplicatorLeaseTest, WithoutEtcdALeaseViewChangesNothing) {
   options_.require_lease = false;
-  Open();
-  FakeReplica a = MakeReplica("rs1");
-  Join(a);
-  rep_->SetLease(LeaseView{false, 0, {}, "another director holds the sequencer lease (B)"});
+  FakeReplica a = OpenWithReplica();
+  rep_->SetLease(HeldByB());
   auto w = Write("INSERT INTO t(v) VALUES ('x')");
   Poll();
   Deliver(a);
