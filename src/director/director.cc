@@ -307,6 +307,7 @@ Status Director::StartReplication() {
   ro.update_queue_bytes = static_cast<uint64_t>(config_.update_queue_bytes);
   ro.log.retain_entries = config_.log_retain_entries;
   ro.log.retain_bytes = static_cast<uint64_t>(config_.log_retain_bytes);
+  ro.require_lease = !config_.etcd_endpoints.empty();
   VSC_ASSIGN_OR_RETURN(replicator_, Replicator::Open(control_io_, *plane_, clock_, ro));
   ReadRelayOptions relay;
   relay.timeout = std::chrono::milliseconds(config_.read_timeout_ms);
