@@ -148,6 +148,21 @@ class ServicesCliTest : public ::testing::Test {
     return std::distance(std::filesystem::directory_iterator(fds), {});
   }
 
+  // `vsc adm -R < FILE` with `rules` in FILE, as an operator restores a saved table.
+  bool Restore(const std::string& rules) {
+    const std::string file = dir_ + "/rules";
+    std::ofstream(file) << rules;
+    SpawnOptions so;
+    so.argv = {"/bin/sh", "-c",
+               std::string(VSC_BINARY) + " adm --admin 127.0.0.1:" + std::to_string(admin_port_) +
+                   " --token-file " + dir_ + "/director-admin.token -R < " + file};
+    so.log_path = dir_ + "/restore.out";
+    auto restore = Subprocess::Spawn(so);
+    const bool ok = restore.ok() && restore->Wait(20s) == 0;
+    EXPECT_TRUE(ok) << ReadFile(so.log_path);
+    return ok;
+  }
+
   std::string Saved() {
     auto [code, out] = Adm({"-S", "-n"});
     EXPECT_EQ(code, 0) << out;

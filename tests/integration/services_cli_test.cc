@@ -79,16 +79,7 @@ TEST_F(ServicesCliTest, SaveThenRestoreGivesTheSameTable) {
   const std::string saved = Saved();
   EXPECT_EQ(Adm({"-C"}).first, 0);
   EXPECT_EQ(Saved(), "");
-  const std::string file = dir_ + "/rules";
-  std::ofstream(file) << saved;
-  SpawnOptions so;
-  so.argv = {"/bin/sh", "-c",
-             std::string(VSC_BINARY) + " adm --admin 127.0.0.1:" + std::to_string(admin_port_) +
-                 " --token-file " + dir_ + "/director-admin.token -R < " + file};
-  so.log_path = dir_ + "/restore.out";
-  auto restore = Subprocess::Spawn(so);
-  ASSERT_TRUE(restore.ok());
-  EXPECT_EQ(restore->Wait(20s), 0) << ReadFile(so.log_path);
+  EXPECT_TRUE(Restore(saved));
   EXPECT_EQ(Saved(), saved);
   EXPECT_EQ(director_->Terminate(10s), 0);
 }

@@ -100,15 +100,7 @@ TEST_F(ServicesIpv6Test, Ipv6ServicesThroughTomlVscAdmAndTheAdminApi) {
   // -S | -R: cleared, restored from the saved text, the same table; a restart keeps it.
   EXPECT_EQ(Adm({"-C"}).first, 0);
   EXPECT_EQ(Saved(), "");
-  std::ofstream(dir_ + "/rules") << saved;
-  SpawnOptions so;
-  so.argv = {"/bin/sh", "-c",
-             std::string(VSC_BINARY) + " adm --admin 127.0.0.1:" + std::to_string(admin_port_) +
-                 " --token-file " + dir_ + "/director-admin.token -R < " + dir_ + "/rules"};
-  so.log_path = dir_ + "/restore.out";
-  auto restore = Subprocess::Spawn(so);
-  ASSERT_TRUE(restore.ok());
-  EXPECT_EQ(restore->Wait(20s), 0) << ReadFile(so.log_path);
+  EXPECT_TRUE(Restore(saved));
   EXPECT_EQ(Saved(), saved);
   EXPECT_EQ(director_->Terminate(10s), 0);
   ASSERT_NO_FATAL_FAILURE(StartDirector());
