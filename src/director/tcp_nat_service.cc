@@ -30,13 +30,6 @@ asio::ip::tcp::endpoint Endpoint(const vservice::AddrPort& ap) {
   return {ToAsio(ap.addr), ap.port};
 }
 
-// Accounts one proxied connection on a destination (or the sorry server) while it is open.
-struct OpenConn {
-  explicit OpenConn(DestStats& s) : stats(s) { Bump(stats.active); }
-  ~OpenConn() { Drop(stats.active); }
-  DestStats& stats;
-};
-
 }  // namespace
 
 void TcpNatService::OnView(ServiceViewPtr view) {
@@ -170,13 +163,19 @@ asio::awaitable<void> TcpNatService::Session(std::shared_ptr<TcpNatService> self
   }
   Bump(svc.conns);
   Bump(dest->conns);
-  OpenConn open(*dest);
+  Bump(dest->active);  // while the connection is open
   net::ProxyOptions po = self->options_.proxy;
   po.live_bytes = {{{&dest->bytes_in, &svc.bytes_in}, {&dest->bytes_out, &svc.bytes_out}}};
   po.live_writes = {{{&dest->packets_in, &svc.packets_in}, {&dest->packets_out, &svc.packets_out}}};
   po.handle = closer;
-  co_await net::Proxy(std::move(client), std::move(*upstream), po);
-  if (registered) self->open_.erase(*registered);
+  // The proxy goes on without this coroutine: an open connection holds the proxy's state, not
+  // a coroutine frame. Its end drops the accounting; the counters the meters write to live as
+  // long as it does.
+  net::StartProxy(std::move(client), std::move(*upstream), po,
+                  [self, svc_stats = view->stats, dest, registered](const net::ProxyResult&) {
+                    Drop(dest->active);
+                    if (registered) self->open_.erase(*registered);
+                  });
 }
 
 }  // namespace vsc::director

@@ -4,11 +4,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
+#include <asio/async_result.hpp>
 #include <asio/buffer.hpp>
-#include <asio/experimental/as_tuple.hpp>
-#include <asio/experimental/awaitable_operators.hpp>
+#include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
-#include <asio/this_coro.hpp>
 #include <asio/use_awaitable.hpp>
 #include <cerrno>
 #include <csignal>
@@ -17,24 +17,33 @@
 #include <utility>
 #include <vector>
 
-#include "net/endpoint.h"
-
 namespace vsc::net {
 namespace {
 
 using asio::ip::tcp;
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
 // Bytes moved per splice call: the default pipe capacity (16 pages).
 constexpr size_t kSpliceChunk = 64 * 1024;
+// Splice calls a direction makes before it lets the worker's other connections run.
+constexpr int kSpliceBudget = 16;
 constexpr size_t kCopyBuffer = 16 * 1024;
-// A direction's first buffer: room for a typical request or response. Only a read that fills
-// it takes the full copy buffer, so a keep-alive connection that went idle after small messages
-// holds 2 × 2 KiB, not 2 × 16 KiB.
-constexpr size_t kFirstBuffer = 2 * 1024;
+// Where a direction's asio receives land (allocated at its first byte): room for a typical
+// request or response; a read that fills it goes on into the worker's scratch buffer.
+constexpr size_t kLanding = 512;
+constexpr int kQuietTicks = 4;
+// No idle limit at or beyond this (a year): nothing to watch.
+constexpr Duration kNoIdleLimit = std::chrono::hours(24 * 365);
 
 size_t CopySize(const ProxyOptions& o) { return std::min(o.splice_threshold, kCopyBuffer); }
 
 bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+
+// The worker thread's copy buffer: synchronous reads land here, and whatever the destination
+// does not take at once is copied out before the handler returns, so one buffer serves every
+// connection of the thread.
+uint8_t* Scratch() {
+  thread_local std::array<uint8_t, kCopyBuffer> buf;
+  return buf.data();
+}
 
 class Pipe {
  public:
@@ -63,261 +72,399 @@ class Pipe {
 struct Direction {
   const char* name;  // "a->b" for messages
   uint64_t bytes = 0;
-  bool ended = false;  // EOF from its source: the far side's write half was shut down
+  bool ended = false;   // EOF from its source: the far side's write half was shut down
+  bool running = true;  // an operation is outstanding or its code runs; false once it stopped
   bool splicing = false;
   Pipe pipe;
   size_t in_pipe = 0;  // bytes read from src into the pipe, not yet written to dst
-  std::vector<uint8_t> buf;
+  std::unique_ptr<uint8_t[]> landing;
+  std::vector<uint8_t> pending;  // read, not yet taken by dst (it was full); freed once sent
+  size_t pending_off = 0;
+  size_t Held() const { return (landing ? kLanding : 0) + pending.capacity(); }
 };
 
-struct ProxyState {
-  ProxyState(tcp::socket sa, tcp::socket sb, ProxyOptions o)
-      : a(std::move(sa)), b(std::move(sb)), idle_timer(a.get_executor()), options(o) {
-    dir[0].name = "a->b";
-    dir[1].name = "b->a";
+// One proxied connection: two directions, each a chain of asio handlers (no coroutine, so an
+// idle connection costs its state and two pending waits, not coroutine frames).
+class Engine : public std::enable_shared_from_this<Engine> {
+ public:
+  Engine(tcp::socket a, tcp::socket b, ProxyOptions o, ProxyDone done)
+      : a_(std::move(a)),
+        b_(std::move(b)),
+        idle_timer_(a_.get_executor()),
+        options_(std::move(o)),
+        done_(std::move(done)) {
+    dir_[0].name = "a->b";
+    dir_[1].name = "b->a";
   }
-  tcp::socket a;
-  tcp::socket b;
-  asio::steady_timer idle_timer;
-  ProxyOptions options;
-  Direction dir[2];
-  uint64_t spliced = 0;
-  uint64_t activity = 0;  // bumped on every transfer; the idle watch compares snapshots
-  uint64_t activity_seen = 0;
-  std::chrono::steady_clock::time_point last_active = std::chrono::steady_clock::now();
-  bool closed = false;
-  Status status;
+  void Start();
+
+ private:
+  tcp::socket& Src(int d) { return d == 0 ? a_ : b_; }
+  tcp::socket& Dst(int d) { return d == 0 ? b_ : a_; }
+  size_t LandingSize() const { return std::min(kLanding, CopySize(options_)); }
+
+  void WaitReadable(int d);
+  void Receive(int d);
+  void OnReceived(int d, const asio::error_code& ec, size_t n);
+  bool ReadMore(int d);
+  bool Forward(int d, const uint8_t* data, size_t n);
+  void WaitWritable(int d);
+  void OnWritable(int d);
+  bool StartSplicing(int d);
+  void SpliceIn(int d);
+  bool DrainPipe(int d);
+  void Account(int d, size_t n);
+  void EndDirection(int d);
+  void Stop(int d);
+  void Finish();
+  void Fail(int d, const char* op, int err);
+  void CloseBoth(bool abortive);
+  Duration IdleLimit() const;
+  void ArmIdleWatch();
+  void OnIdleTick();
+  void BindHandle();
+
+  tcp::socket a_;
+  tcp::socket b_;
+  asio::steady_timer idle_timer_;
+  ProxyOptions options_;
+  ProxyDone done_;
+  Direction dir_[2];
+  uint64_t spliced_ = 0;
+  uint64_t activity_ = 0;  // bumped on every transfer; the idle watch compares snapshots
+  uint64_t activity_seen_ = 0;
+  std::chrono::steady_clock::time_point last_active_ = std::chrono::steady_clock::now();
+  bool closed_ = false;
+  bool finished_ = false;
+  Status status_;
 };
 
-constexpr int kQuietTicks = 4;
+void Engine::Start() {
+  asio::error_code ec;
+  a_.native_non_blocking(true, ec);
+  if (!ec) b_.native_non_blocking(true, ec);
+  if (ec) {
+    status_ = ErrnoStatus("proxy: set non-blocking", ec.value());
+    CloseBoth(/*abortive=*/true);
+    // Not from inside StartProxy: the owner hears of the end from the executor, as always.
+    asio::post(idle_timer_.get_executor(), [self = shared_from_this()] {
+      self->Stop(0);
+      self->Stop(1);
+    });
+    return;
+  }
+  ArmIdleWatch();
+  if (options_.handle) BindHandle();
+  for (int d : {0, 1}) {
+    if (options_.splice_threshold == 0) dir_[d].splicing = dir_[d].pipe.Open();
+    WaitReadable(d);
+  }
+}
+
+// The first wait of a direction holds no buffer, so a connection that never sends costs none.
+void Engine::WaitReadable(int d) {
+  Src(d).async_wait(tcp::socket::wait_read,
+                    [self = shared_from_this(), d](const asio::error_code&) {
+                      if (self->closed_) return self->Stop(d);
+                      if (self->dir_[d].splicing) return self->SpliceIn(d);
+                      self->dir_[d].landing = std::make_unique<uint8_t[]>(kLanding);
+                      self->Receive(d);
+                    });
+}
+
+// Later reads are asio receives: the reactor reads when the socket becomes readable (one
+// recv(2) per message, and none that returns EAGAIN after a short read), where a wait would
+// re-arm the descriptor (epoll_ctl(2)) every time.
+void Engine::Receive(int d) {
+  Src(d).async_receive(asio::buffer(dir_[d].landing.get(), LandingSize()),
+                       [self = shared_from_this(), d](const asio::error_code& ec, size_t n) {
+                         self->OnReceived(d, ec, n);
+                       });
+}
+
+void Engine::OnReceived(int d, const asio::error_code& ec, size_t n) {
+  if (closed_) return Stop(d);
+  if (ec == asio::error::eof) return EndDirection(d);
+  if (ec) {
+    Fail(d, "recv", ec.value());
+    return Stop(d);
+  }
+  ++activity_;
+  if (!Forward(d, dir_[d].landing.get(), n)) return;
+  if (n == LandingSize()) {
+    // The landing filled: more may be waiting. A full copy-sized read is a bulk stream.
+    const bool go_on = LandingSize() == CopySize(options_) ? StartSplicing(d) : ReadMore(d);
+    if (!go_on) return;
+  }
+  Receive(d);
+}
+
+// Reads what the source holds into the scratch buffer and forwards it. True: carry on with the
+// next receive; false: the direction waits for its destination, splices, or stopped.
+bool Engine::ReadMore(int d) {
+  const size_t cap = CopySize(options_);
+  for (;;) {
+    // native_handle() is read at every call: after CloseBoth it is -1, never a reused number.
+    const ssize_t m = ::recv(Src(d).native_handle(), Scratch(), cap, MSG_DONTWAIT);
+    if (m > 0) {
+      ++activity_;
+      if (!Forward(d, Scratch(), static_cast<size_t>(m))) return false;
+      if (static_cast<size_t>(m) < cap) return true;
+      // A full copy buffer: a bulk stream. Without a pipe (descriptor limit) the direction
+      // simply keeps copying, one receive at a time.
+      return StartSplicing(d);
+    }
+    if (m == 0) {
+      EndDirection(d);
+      return false;
+    }
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (WouldBlock(err)) return true;
+    Fail(d, "recv", err);
+    Stop(d);
+    return false;
+  }
+}
+
+// Sends data[0, n) to the direction's destination. What it does not take now is kept in
+// `pending` and sent when it is writable again (the direction reads nothing meanwhile: that is
+// the backpressure). True when all was sent.
+bool Engine::Forward(int d, const uint8_t* data, size_t n) {
+  size_t off = 0;
+  while (off < n) {
+    const ssize_t w =
+        ::send(Dst(d).native_handle(), data + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w > 0) {
+      off += static_cast<size_t>(w);
+      Account(d, static_cast<size_t>(w));
+      continue;
+    }
+    const int err = errno;
+    if (w < 0 && err == EINTR) continue;
+    if (w < 0 && WouldBlock(err)) {
+      dir_[d].pending.assign(data + off, data + n);
+      dir_[d].pending_off = 0;
+      WaitWritable(d);
+      return false;
+    }
+    Fail(d, "send", w < 0 ? err : EPIPE);
+    Stop(d);
+    return false;
+  }
+  return true;
+}
+
+void Engine::WaitWritable(int d) {
+  Dst(d).async_wait(tcp::socket::wait_write,
+                    [self = shared_from_this(), d](const asio::error_code&) {
+                      if (self->closed_) return self->Stop(d);
+                      self->OnWritable(d);
+                    });
+}
+
+void Engine::OnWritable(int d) {
+  Direction& dir = dir_[d];
+  if (dir.splicing) {
+    if (DrainPipe(d)) SpliceIn(d);
+    return;
+  }
+  while (dir.pending_off < dir.pending.size()) {
+    const ssize_t w = ::send(Dst(d).native_handle(), dir.pending.data() + dir.pending_off,
+                             dir.pending.size() - dir.pending_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w > 0) {
+      dir.pending_off += static_cast<size_t>(w);
+      Account(d, static_cast<size_t>(w));
+      continue;
+    }
+    const int err = errno;
+    if (w < 0 && err == EINTR) continue;
+    if (w < 0 && WouldBlock(err)) return WaitWritable(d);
+    Fail(d, "send", w < 0 ? err : EPIPE);
+    return Stop(d);
+  }
+  std::vector<uint8_t>().swap(dir.pending);
+  dir.pending_off = 0;
+  Receive(d);  // asio knows whether the source became readable meanwhile
+}
+
+// A bulk stream: stop copying it through user space. False when the direction now splices
+// (it carries on there); true when no pipe could be made (descriptor limit): keep copying.
+bool Engine::StartSplicing(int d) {
+  Direction& dir = dir_[d];
+  if (!dir.pipe.Open()) return true;
+  dir.splicing = true;
+  dir.landing.reset();
+  SpliceIn(d);
+  return false;
+}
+
+// splice(2) source → pipe → destination until the source would block.
+void Engine::SpliceIn(int d) {
+  Direction& dir = dir_[d];
+  for (int budget = kSpliceBudget; budget > 0; --budget) {
+    if (closed_) return Stop(d);
+    const ssize_t n = ::splice(Src(d).native_handle(), nullptr, dir.pipe.w(), nullptr, kSpliceChunk,
+                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (n > 0) {
+      ++activity_;
+      dir.in_pipe = static_cast<size_t>(n);
+      if (!DrainPipe(d)) return;
+      continue;
+    }
+    if (n == 0) return EndDirection(d);
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (WouldBlock(err)) {
+      // The reactor is edge-triggered, so wait only after the kernel said "nothing left".
+      Src(d).async_wait(
+          tcp::socket::wait_read,
+          [self = shared_from_this(), d](const asio::error_code&) { self->SpliceIn(d); });
+      return;
+    }
+    Fail(d, "splice from socket", err);
+    return Stop(d);
+  }
+  asio::post(idle_timer_.get_executor(), [self = shared_from_this(), d] { self->SpliceIn(d); });
+}
+
+// Moves dir.in_pipe bytes from the pipe to dst. False when it waits for dst or stopped.
+bool Engine::DrainPipe(int d) {
+  Direction& dir = dir_[d];
+  while (dir.in_pipe > 0) {
+    const ssize_t m = ::splice(dir.pipe.r(), nullptr, Dst(d).native_handle(), nullptr, dir.in_pipe,
+                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (m > 0) {
+      dir.in_pipe -= static_cast<size_t>(m);
+      spliced_ += static_cast<uint64_t>(m);
+      Account(d, static_cast<size_t>(m));
+      continue;
+    }
+    const int err = errno;
+    if (m < 0 && err == EINTR) continue;
+    if (m < 0 && WouldBlock(err)) {
+      WaitWritable(d);
+      return false;
+    }
+    Fail(d, "splice to socket", m < 0 ? err : EPIPE);
+    Stop(d);
+    return false;
+  }
+  return true;
+}
 
 // Bytes written to the far side of direction d: the live meters see them at once.
-void Meter(const ProxyOptions& o, int d, uint64_t n) {
-  for (std::atomic<uint64_t>* m : o.live_bytes[d]) {
+void Engine::Account(int d, size_t n) {
+  dir_[d].bytes += n;
+  ++activity_;
+  for (std::atomic<uint64_t>* m : options_.live_bytes[d]) {
     if (m != nullptr) m->fetch_add(n, std::memory_order_relaxed);
   }
-  for (std::atomic<uint64_t>* m : o.live_writes[d]) {
+  for (std::atomic<uint64_t>* m : options_.live_writes[d]) {
     if (m != nullptr) m->fetch_add(1, std::memory_order_relaxed);
   }
 }
 
-void CloseBoth(ProxyState& st, bool abortive) {
-  if (st.closed) return;
-  st.closed = true;
+// EOF on direction d's source: shut down its destination's write half; the connection is
+// half-closed now, so the idle watch starts over with its (tcpfin) limit.
+void Engine::EndDirection(int d) {
   asio::error_code ignored;
-  for (tcp::socket* s : {&st.a, &st.b}) {
+  Dst(d).shutdown(tcp::socket::shutdown_send, ignored);
+  dir_[d].ended = true;
+  dir_[d].landing.reset();
+  if (!closed_) ArmIdleWatch();  // expires_after cancels the wait in progress
+  Stop(d);
+}
+
+void Engine::Stop(int d) {
+  dir_[d].running = false;
+  if (!dir_[0].running && !dir_[1].running) Finish();
+}
+
+void Engine::Finish() {
+  if (finished_) return;
+  finished_ = true;
+  CloseBoth(/*abortive=*/false);
+  if (options_.handle) options_.handle->Unbind();
+  ProxyDone done = std::move(done_);
+  if (done) done(ProxyResult{dir_[0].bytes, dir_[1].bytes, spliced_, status_});
+}
+
+void Engine::Fail(int d, const char* op, int err) {
+  if (closed_) return;
+  status_ = ErrnoStatus(std::string("proxy ") + dir_[d].name + ": " + op, err);
+  CloseBoth(/*abortive=*/true);
+}
+
+// Closing the sockets ends every wait in progress; their handlers see closed_ and stop.
+void Engine::CloseBoth(bool abortive) {
+  if (closed_) return;
+  closed_ = true;
+  asio::error_code ignored;
+  for (tcp::socket* s : {&a_, &b_}) {
     // A failure on one side is reported to the other as a reset, not as a clean end of stream.
     if (abortive) s->set_option(asio::socket_base::linger(true, 0), ignored);
     s->close(ignored);
   }
-  st.idle_timer.cancel();
+  idle_timer_.cancel();
 }
-
-void Fail(ProxyState& st, const char* side, const char* op, int err) {
-  if (st.closed) return;
-  st.status = ErrnoStatus(std::string("proxy ") + side + ": " + op, err);
-  CloseBoth(st, /*abortive=*/true);
-}
-
-// No idle limit at or beyond this (a year): nothing to watch.
-constexpr Duration kNoIdleLimit = std::chrono::hours(24 * 365);
 
 // The idle limit that applies now (tcp_proxy.h).
-Duration IdleLimit(const ProxyState& st) {
-  if (!st.options.timeouts) return st.options.idle_timeout;
-  const bool half_closed = st.dir[0].ended || st.dir[1].ended;
-  return half_closed ? st.options.timeouts->tcpfin() : st.options.timeouts->tcp();
+Duration Engine::IdleLimit() const {
+  if (!options_.timeouts) return options_.idle_timeout;
+  const bool half_closed = dir_[0].ended || dir_[1].ended;
+  return half_closed ? options_.timeouts->tcpfin() : options_.timeouts->tcp();
 }
 
-void ArmIdleWatch(std::shared_ptr<ProxyState> st) {
-  const Duration limit = IdleLimit(*st);
+void Engine::ArmIdleWatch() {
+  const Duration limit = IdleLimit();
   if (limit <= Duration::zero() || limit >= kNoIdleLimit) return;
-  st->idle_timer.expires_after(
-      std::max<Duration>(limit / kQuietTicks, std::chrono::milliseconds(1)));
-  st->idle_timer.async_wait([st](const asio::error_code& ec) {
-    if (ec || st->closed) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (st->activity != st->activity_seen) {
-      st->activity_seen = st->activity;
-      st->last_active = now;
-    }
-    const Duration limit = IdleLimit(*st);
-    if (limit > Duration::zero() && now - st->last_active >= limit) {
-      const bool half_closed = st->dir[0].ended || st->dir[1].ended;
-      st->status = Unavailable(
-          "proxy: no traffic for " + std::to_string(static_cast<int64_t>(ToMillis(limit))) +
-          " ms (" + (half_closed ? "half-closed" : "idle") + " timeout); connection closed");
-      CloseBoth(*st, /*abortive=*/false);
-      return;
-    }
-    ArmIdleWatch(st);
+  idle_timer_.expires_after(std::max<Duration>(limit / kQuietTicks, std::chrono::milliseconds(1)));
+  idle_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+    if (!ec && !self->closed_) self->OnIdleTick();
   });
 }
 
-// Writes buf[0, n) to dst, waiting for writability as needed. False when the proxy was closed
-// under it or dst failed (then Fail was called).
-asio::awaitable<bool> SendAll(std::shared_ptr<ProxyState> st, int d, size_t n) {
-  Direction& dir = st->dir[d];
-  tcp::socket& dst = d == 0 ? st->b : st->a;
-  size_t off = 0;
-  while (off < n) {
-    if (st->closed) co_return false;
-    ssize_t w =
-        ::send(dst.native_handle(), dir.buf.data() + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (w > 0) {
-      off += static_cast<size_t>(w);
-      dir.bytes += static_cast<uint64_t>(w);
-      Meter(st->options, d, static_cast<uint64_t>(w));
-      ++st->activity;
-      continue;
-    }
-    int err = errno;
-    if (w < 0 && err == EINTR) continue;
-    if (w < 0 && WouldBlock(err)) {
-      co_await dst.async_wait(asio::socket_base::wait_write, kTuple);
-      if (st->closed) co_return false;
-      continue;
-    }
-    Fail(*st, dir.name, "send", w < 0 ? err : EPIPE);
-    co_return false;
+void Engine::OnIdleTick() {
+  const auto now = std::chrono::steady_clock::now();
+  if (activity_ != activity_seen_) {
+    activity_seen_ = activity_;
+    last_active_ = now;
   }
-  co_return true;
+  const Duration limit = IdleLimit();
+  if (limit > Duration::zero() && now - last_active_ >= limit) {
+    const bool half_closed = dir_[0].ended || dir_[1].ended;
+    status_ = Unavailable("proxy: no traffic for " +
+                          std::to_string(static_cast<int64_t>(ToMillis(limit))) + " ms (" +
+                          (half_closed ? "half-closed" : "idle") + " timeout); connection closed");
+    CloseBoth(/*abortive=*/false);
+    return;
+  }
+  ArmIdleWatch();
 }
 
-// Moves dir.in_pipe bytes from the pipe to dst.
-asio::awaitable<bool> DrainPipe(std::shared_ptr<ProxyState> st, int d) {
-  Direction& dir = st->dir[d];
-  tcp::socket& dst = d == 0 ? st->b : st->a;
-  while (dir.in_pipe > 0) {
-    if (st->closed) co_return false;
-    ssize_t m = ::splice(dir.pipe.r(), nullptr, dst.native_handle(), nullptr, dir.in_pipe,
-                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (m > 0) {
-      dir.in_pipe -= static_cast<size_t>(m);
-      dir.bytes += static_cast<uint64_t>(m);
-      Meter(st->options, d, static_cast<uint64_t>(m));
-      st->spliced += static_cast<uint64_t>(m);
-      ++st->activity;
-      continue;
-    }
-    int err = errno;
-    if (m < 0 && err == EINTR) continue;
-    if (m < 0 && WouldBlock(err)) {
-      co_await dst.async_wait(asio::socket_base::wait_write, kTuple);
-      if (st->closed) co_return false;
-      continue;
-    }
-    Fail(*st, dir.name, "splice to socket", m < 0 ? err : EPIPE);
-    co_return false;
-  }
-  co_return true;
-}
-
-// The copy path's next read: the first one waits for readability without a buffer, so a
-// connection that never sends holds none; later ones are asio receives (speculative when the
-// last event left data, else queued on the registered descriptor), which cost one recv(2) per
-// message, where async_wait would add an epoll_ctl(2) re-arm and an EAGAIN recv(2) each.
-// Returns the bytes read; 0 at EOF; -1 when the proxy closed or failed (Fail was called).
-asio::awaitable<ssize_t> CopyRead(std::shared_ptr<ProxyState> st, int d, tcp::socket& src) {
-  Direction& dir = st->dir[d];
-  if (dir.buf.empty()) {
-    co_await src.async_wait(asio::socket_base::wait_read, kTuple);
-    if (st->closed) co_return -1;
-    dir.buf.resize(std::min(CopySize(st->options), kFirstBuffer));
-  }
-  auto [ec, n] = co_await src.async_receive(asio::buffer(dir.buf), kTuple);
-  if (st->closed) co_return -1;
-  if (ec == asio::error::eof) co_return 0;
-  if (ec) {
-    Fail(*st, dir.name, "recv", ec.value());
-    co_return -1;
-  }
-  co_return static_cast<ssize_t>(n);
-}
-
-// EOF on direction d's source: shut down its destination's write half; the connection is
-// half-closed now, so the idle watch starts over with its (tcpfin) limit.
-void EndDirection(const std::shared_ptr<ProxyState>& st, int d) {
-  asio::error_code ignored;
-  (d == 0 ? st->b : st->a).shutdown(tcp::socket::shutdown_send, ignored);
-  st->dir[d].ended = true;
-  if (!st->closed) ArmIdleWatch(st);  // expires_after cancels the wait in progress
-}
-
-// One direction: src → dst until EOF on src (then dst's write half is shut down) or failure.
-asio::awaitable<void> Pump(std::shared_ptr<ProxyState> st, int d) {
-  Direction& dir = st->dir[d];
-  tcp::socket& src = d == 0 ? st->a : st->b;
-  if (st->options.splice_threshold == 0) dir.splicing = dir.pipe.Open();
-  for (;;) {
-    if (st->closed) co_return;
-    if (!dir.splicing) {
-      const ssize_t n = co_await CopyRead(st, d, src);
-      if (n < 0) co_return;
-      if (n == 0) {
-        EndDirection(st, d);
-        co_return;
-      }
-      ++st->activity;
-      if (!co_await SendAll(st, d, static_cast<size_t>(n))) co_return;
-      if (static_cast<size_t>(n) < dir.buf.size()) continue;
-      if (dir.buf.size() < CopySize(st->options)) {
-        dir.buf.resize(CopySize(st->options));  // more than a small message
-      } else if (dir.pipe.Open()) {
-        // A full copy buffer means a bulk stream: stop copying it through user space. If
-        // pipe2 fails (descriptor limit) the direction simply keeps copying.
-        dir.splicing = true;
-        std::vector<uint8_t>().swap(dir.buf);
-      }
-      continue;
-    }
-    // native_handle() is read at every call: after CloseBoth it is -1, never a reused number.
-    const ssize_t n = ::splice(src.native_handle(), nullptr, dir.pipe.w(), nullptr, kSpliceChunk,
-                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (n > 0) {
-      ++st->activity;
-      dir.in_pipe = static_cast<size_t>(n);
-      if (!co_await DrainPipe(st, d)) co_return;
-      continue;
-    }
-    if (n == 0) {
-      EndDirection(st, d);
-      co_return;
-    }
-    int err = errno;
-    if (err == EINTR) continue;
-    if (WouldBlock(err)) {
-      // The reactor is edge-triggered, so wait only after the kernel said "nothing left".
-      co_await src.async_wait(asio::socket_base::wait_read, kTuple);
-      continue;
-    }
-    Fail(*st, dir.name, "splice from socket", err);
-    co_return;
-  }
-}
-
-std::once_flag g_sigpipe_once;
-
-void BindHandle(const std::shared_ptr<ProxyState>& st, ProxyHandle& handle) {
-  std::weak_ptr<ProxyState> weak = st;
-  handle.Bind(
+void Engine::BindHandle() {
+  std::weak_ptr<Engine> weak = shared_from_this();
+  options_.handle->Bind(
       [weak](const std::string& reason) {
         auto s = weak.lock();
-        if (!s || s->closed) return;
-        s->status = Unavailable("proxy: closed by the director: " + reason);
-        CloseBoth(*s, /*abortive=*/true);
+        if (!s || s->closed_) return;
+        s->status_ = Unavailable("proxy: closed by the director: " + reason);
+        s->CloseBoth(/*abortive=*/true);
       },
       [weak] {
         auto s = weak.lock();
         if (!s) return ProxyFlowState{};
         // Bytes moved since the last tick: active now.
-        const Duration idle = s->activity != s->activity_seen
+        const Duration idle = s->activity_ != s->activity_seen_
                                   ? Duration::zero()
-                                  : Duration(std::chrono::steady_clock::now() - s->last_active);
-        return ProxyFlowState{s->dir[0].ended || s->dir[1].ended, idle, IdleLimit(*s),
-                              s->dir[0].buf.capacity() + s->dir[1].buf.capacity()};
+                                  : Duration(std::chrono::steady_clock::now() - s->last_active_);
+        return ProxyFlowState{s->dir_[0].ended || s->dir_[1].ended, idle, s->IdleLimit(),
+                              s->dir_[0].Held() + s->dir_[1].Held()};
       });
 }
+
+std::once_flag g_sigpipe_once;
 
 }  // namespace
 
@@ -338,73 +485,20 @@ void ProxyHandle::Bind(std::function<void(const std::string&)> close,
   if (pending_) Close(*std::exchange(pending_, std::nullopt));
 }
 
-asio::awaitable<ProxyResult> Proxy(tcp::socket a, tcp::socket b, ProxyOptions options) {
-  using namespace asio::experimental::awaitable_operators;
+void StartProxy(tcp::socket a, tcp::socket b, ProxyOptions options, ProxyDone done) {
   std::call_once(g_sigpipe_once, [] { std::signal(SIGPIPE, SIG_IGN); });
-
-  auto st = std::make_shared<ProxyState>(std::move(a), std::move(b), options);
-  asio::error_code ec;
-  st->a.native_non_blocking(true, ec);
-  if (!ec) st->b.native_non_blocking(true, ec);
-  if (ec) {
-    st->status = ErrnoStatus("proxy: set non-blocking", ec.value());
-    CloseBoth(*st, /*abortive=*/true);
-    co_return ProxyResult{0, 0, 0, st->status};
-  }
-  ArmIdleWatch(st);
-  if (options.handle) BindHandle(st, *options.handle);
-  co_await (Pump(st, 0) && Pump(st, 1));
-  if (options.handle) options.handle->Unbind();
-
-  CloseBoth(*st, /*abortive=*/false);
-  co_return ProxyResult{st->dir[0].bytes, st->dir[1].bytes, st->spliced, st->status};
+  std::make_shared<Engine>(std::move(a), std::move(b), std::move(options), std::move(done))
+      ->Start();
 }
 
-namespace {
-
-struct ConnectState {
-  explicit ConnectState(asio::any_io_executor ex) : socket(ex), timer(ex) {}
-  tcp::socket socket;
-  asio::steady_timer timer;
-  bool done = false;
-  bool timed_out = false;
-};
-
-}  // namespace
-
-asio::awaitable<Result<tcp::socket>> Connect(asio::any_io_executor ex, tcp::endpoint ep,
-                                             Duration timeout) {
-  auto st = std::make_shared<ConnectState>(ex);
-  asio::error_code open_ec;
-  st->socket.open(ep.protocol(), open_ec);
-  if (open_ec) {
-    const int err = open_ec.value();
-    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-      co_return ResourceExhausted("connect " + ToString(ep) +
-                                  ": no local socket: " + open_ec.message() +
-                                  " (this process is out of descriptors or memory; the "
-                                  "destination was not tried: raise `ulimit -n` or take fewer "
-                                  "connections)");
-    }
-    co_return ErrnoStatus("connect " + ToString(ep) + ": socket", err);
-  }
-  st->timer.expires_after(timeout);
-  st->timer.async_wait([st](const asio::error_code& ec) {
-    if (ec || st->done) return;
-    st->timed_out = true;
-    asio::error_code ignored;
-    st->socket.close(ignored);
-  });
-  auto [ec] = co_await st->socket.async_connect(ep, kTuple);
-  st->done = true;
-  st->timer.cancel();
-  const std::string what = "connect " + ToString(ep);
-  if (st->timed_out) {
-    co_return Unavailable(what + ": no answer within " +
-                          std::to_string(static_cast<int64_t>(ToMillis(timeout))) + " ms");
-  }
-  if (ec) co_return ErrnoStatus(what, ec.value());
-  co_return std::move(st->socket);
+asio::awaitable<ProxyResult> Proxy(tcp::socket a, tcp::socket b, ProxyOptions options) {
+  co_return co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(ProxyResult)>(
+      [](auto handler, tcp::socket a, tcp::socket b, ProxyOptions o) {
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        StartProxy(std::move(a), std::move(b), std::move(o),
+                   [h](ProxyResult r) { (*h)(std::move(r)); });
+      },
+      asio::use_awaitable, std::move(a), std::move(b), std::move(options));
 }
 
 }  // namespace vsc::net

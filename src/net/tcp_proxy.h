@@ -1,17 +1,22 @@
 // TCP proxying for the `nat` forwarding method (DESIGN.md §3): pump bytes between two connected
 // sockets until both directions have ended, and connect with a deadline.
 //
-// How bytes move: each direction starts by copying through a 2 KiB user-space buffer
-// (recv/send), allocated when the direction's first bytes arrive, so an idle connection holds no
-// buffer; a read that fills it makes it the full 16 KiB copy buffer, so a keep-alive connection
-// idle after small messages holds 4 KiB of buffers, not 32. After the first read, reads are asio
-// receives: one recv(2) per message, no epoll_ctl(2) re-arm and no EAGAIN recv(2) per message.
-// The first read that fills the whole 16 KiB buffer shows a bulk stream, and from then on that
-// direction uses splice(2) socket → pipe → socket (zero copy, a pipe pair created lazily for that
-// direction only). Short request/response exchanges, the common case for the
-// services in the seeds, thus never pay for pipe creation (two pipe2 calls, four descriptors,
-// pipe pages counted against the user's pipe quota), while bulk transfers are not copied.
-// `splice_threshold = 0` splices from the first byte.
+// How bytes move: a direction's first wait holds no buffer, so a connection that never sends
+// holds none. From its first byte on, it receives through asio into a 512-byte landing buffer
+// (one recv(2) per message, none returning EAGAIN after a short read); a message that fills the
+// landing is read on into the worker thread's 16 KiB scratch buffer, and sent at once. Only
+// bytes the destination does not take at once are copied into a buffer of the connection's own
+// (the direction reads nothing more until they are sent, and frees it then), so a keep-alive
+// connection idle after small messages holds 2 × 512 bytes. A read that fills the whole 16 KiB
+// shows a bulk stream, and from then on that direction uses splice(2) socket → pipe → socket
+// (zero copy, a pipe pair created lazily for that direction only). Short request/response
+// exchanges, the common case for the services in the seeds, thus never pay for pipe creation
+// (two pipe2 calls, four descriptors, pipe pages counted against the user's pipe quota), while
+// bulk transfers are not copied. `splice_threshold = 0` splices from the first byte.
+//
+// The engine is a chain of asio handlers per direction, not a coroutine: an open connection
+// costs its state (both sockets, the idle timer, the buffers above) and one pending operation
+// per direction, not coroutine frames.
 //
 // Half-close: when one side ends its stream (EOF), the proxy finishes writing what it holds to
 // the other side, then shuts down the other side's write half; the opposite direction keeps
@@ -24,8 +29,8 @@
 // idle_timeout. Idle detection ticks every limit/4, so an idle connection is closed after
 // between 1 and 1.25 times the limit; idle_timeout <= 0 (without timeouts) disables it.
 //
-// Threads: the coroutine runs on the sockets' executor (one worker); both sockets must belong
-// to it. Proxy() sets SIGPIPE to ignored for the process once, because splice(2) into a
+// Threads: the handlers run on the sockets' executor (one worker); both sockets must belong to
+// it. StartProxy() sets SIGPIPE to ignored for the process once, because splice(2) into a
 // socket whose peer is gone raises SIGPIPE (there is no MSG_NOSIGNAL for splice).
 #pragma once
 
@@ -100,6 +105,15 @@ struct ProxyResult {
   Status status;
 };
 
+// Called once, on the sockets' executor, when the proxy has ended (never from inside
+// StartProxy).
+using ProxyDone = std::function<void(ProxyResult)>;
+
+// Starts proxying between a and b and returns at once; `done` gets the result.
+void StartProxy(asio::ip::tcp::socket a, asio::ip::tcp::socket b, ProxyOptions options,
+                ProxyDone done);
+
+// The same, awaited.
 asio::awaitable<ProxyResult> Proxy(asio::ip::tcp::socket a, asio::ip::tcp::socket b,
                                    ProxyOptions options);
 

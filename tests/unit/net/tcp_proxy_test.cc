@@ -7,6 +7,7 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "common/random.h"
 #include "net/tcp_listener.h"
 #include "net_test_util.h"
+#include "support/wait_until.h"
 
 namespace vsc::net {
 namespace {
@@ -251,9 +253,10 @@ TEST(TcpProxyTest, IdleConnectionIsClosed) {
   ::close(server);
 }
 
-// A direction's buffer is 2 KiB until a read fills it, then 16 KiB until a read fills that,
-// then none (splice): a connection idle after small messages holds 4 KiB, not 32.
-TEST(TcpProxyTest, BuffersGrowOnlyForMessagesThatFillThem) {
+// A direction holds no buffer until its first byte, then a 512-byte landing buffer; a message
+// that fills it is read on into the worker's shared scratch buffer, so a connection's own
+// buffers do not grow; a bulk stream splices and gives its landing back.
+TEST(TcpProxyTest, AConnectionHoldsOnlySmallLandingBuffers) {
   RawListener backend;
   ProxyOptions options;
   options.handle = std::make_shared<ProxyHandle>();
@@ -270,17 +273,60 @@ TEST(TcpProxyTest, BuffersGrowOnlyForMessagesThatFillThem) {
   const std::string small(100, 'q');
   ASSERT_TRUE(SendAllFd(client, small));
   EXPECT_EQ(RecvExactly(server, small.size()), small);
+  EXPECT_EQ(held(), 512u);  // only the direction that carried bytes
   ASSERT_TRUE(SendAllFd(server, small));
   EXPECT_EQ(RecvExactly(client, small.size()), small);
-  EXPECT_EQ(held(), 2u * 2048);
-  const std::string medium(10 * 1024, 'm');  // fills the 2 KiB buffer: that direction grows
+  EXPECT_EQ(held(), 2u * 512);
+  const std::string medium(10 * 1024, 'm');  // more than the landing: no growth
   ASSERT_TRUE(SendAllFd(server, medium));
   EXPECT_EQ(RecvExactly(client, medium.size()), medium);
-  EXPECT_EQ(held(), 2048u + 16384u);
+  EXPECT_EQ(held(), 2u * 512);
   const std::string bulk(1 << 20, 'b');  // fills 16 KiB: that direction splices, no buffer
   ASSERT_TRUE(SendAllFd(server, bulk));
   EXPECT_EQ(RecvExactly(client, bulk.size()).size(), bulk.size());
-  EXPECT_EQ(held(), 2048u);
+  EXPECT_EQ(held(), 512u);
+  ::close(client);
+  ::close(server);
+  EXPECT_TRUE(proxy.Result().status.ok());
+}
+
+// A client whose receive buffer is small: the proxy keeps what it could not send yet, reads
+// nothing more meanwhile, sends it all in order once the client reads, and frees it.
+TEST(TcpProxyTest, BytesTheDestinationCannotTakeYetAreKeptThenSentAndFreed) {
+  RawListener backend;
+  ProxyOptions options;
+  options.handle = std::make_shared<ProxyHandle>();
+  std::atomic<uint64_t> forwarded{0};  // bytes the proxy wrote to the client
+  options.live_bytes[1][0] = &forwarded;
+  ProxyHarness proxy(backend.endpoint(), options);
+  int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int small_buffer = 2048;  // the kernel doubles it and keeps a minimum
+  ASSERT_EQ(::setsockopt(client, SOL_SOCKET, SO_RCVBUF, &small_buffer, sizeof(small_buffer)), 0);
+  sockaddr_in addr = testing::Loopback(proxy.port());
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  testing::SetRecvTimeout(client, 10s);
+  int server = backend.Accept();
+  ASSERT_GE(server, 0);
+  auto held = [&] {
+    return proxy.OnIo(
+        [&] { return options.handle->Inspect().value_or(ProxyFlowState{}).buffer_bytes; });
+  };
+  // Messages under 16 KiB are copied, not spliced. Each is sent once the proxy forwarded the
+  // last, so its reads never coalesce into a bulk-sized one; the client reads nothing until the
+  // proxy's socket to it is full and the proxy has kept the rest of a message.
+  std::string message(12 * 1024, 0);
+  for (size_t i = 0; i < message.size(); ++i) message[i] = static_cast<char>('a' + i % 26);
+  size_t sent = 0;
+  while (held() <= 512u && sent < 300) {
+    const uint64_t before = forwarded.load();
+    ASSERT_TRUE(SendAllFd(server, message));
+    ++sent;
+    ASSERT_TRUE(test_support::WaitUntil(
+        [&] { return forwarded.load() == before + message.size() || held() > 512u; }, 5s));
+  }
+  ASSERT_GT(held(), 512u) << "the proxy kept nothing of " << sent << " messages";
+  for (size_t i = 0; i < sent; ++i) ASSERT_EQ(RecvExactly(client, message.size()), message) << i;
+  EXPECT_TRUE(test_support::WaitUntil([&] { return held() == 512u; }, 5s)) << held();
   ::close(client);
   ::close(server);
   EXPECT_TRUE(proxy.Result().status.ok());
