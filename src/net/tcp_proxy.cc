@@ -85,7 +85,7 @@ struct Direction {
 
 // One proxied connection: two directions, each a chain of asio handlers (no coroutine, so an
 // idle connection costs its state and two pending waits, not coroutine frames).
-class Engine : public std::enable_shared_from_this<Engine> {
+class Engine final : public ProxyControl, public std::enable_shared_from_this<Engine> {
  public:
   Engine(tcp::socket a, tcp::socket b, ProxyOptions o, ProxyDone done)
       : a_(std::move(a)),
@@ -97,6 +97,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
     dir_[1].name = "b->a";
   }
   void Start();
+  void CloseFlow(const std::string& reason) override;
+  ProxyFlowState Inspect() const override;
 
  private:
   tcp::socket& Src(int d) { return d == 0 ? a_ : b_; }
@@ -122,7 +124,6 @@ class Engine : public std::enable_shared_from_this<Engine> {
   Duration IdleLimit() const;
   void ArmIdleWatch();
   void OnIdleTick();
-  void BindHandle();
 
   tcp::socket a_;
   tcp::socket b_;
@@ -154,7 +155,7 @@ void Engine::Start() {
     return;
   }
   ArmIdleWatch();
-  if (options_.handle) BindHandle();
+  if (options_.handle) options_.handle->Bind(weak_from_this());
   for (int d : {0, 1}) {
     if (options_.splice_threshold == 0) dir_[d].splicing = dir_[d].pipe.Open();
     WaitReadable(d);
@@ -443,25 +444,19 @@ void Engine::OnIdleTick() {
   ArmIdleWatch();
 }
 
-void Engine::BindHandle() {
-  std::weak_ptr<Engine> weak = shared_from_this();
-  options_.handle->Bind(
-      [weak](const std::string& reason) {
-        auto s = weak.lock();
-        if (!s || s->closed_) return;
-        s->status_ = Unavailable("proxy: closed by the director: " + reason);
-        s->CloseBoth(/*abortive=*/true);
-      },
-      [weak] {
-        auto s = weak.lock();
-        if (!s) return ProxyFlowState{};
-        // Bytes moved since the last tick: active now.
-        const Duration idle = s->activity_ != s->activity_seen_
-                                  ? Duration::zero()
-                                  : Duration(std::chrono::steady_clock::now() - s->last_active_);
-        return ProxyFlowState{s->dir_[0].ended || s->dir_[1].ended, idle, s->IdleLimit(),
-                              s->dir_[0].Held() + s->dir_[1].Held()};
-      });
+void Engine::CloseFlow(const std::string& reason) {
+  if (closed_) return;
+  status_ = Unavailable("proxy: closed by the director: " + reason);
+  CloseBoth(/*abortive=*/true);
+}
+
+ProxyFlowState Engine::Inspect() const {
+  // Bytes moved since the last tick: active now.
+  const Duration idle = activity_ != activity_seen_
+                            ? Duration::zero()
+                            : Duration(std::chrono::steady_clock::now() - last_active_);
+  return ProxyFlowState{dir_[0].ended || dir_[1].ended, idle, IdleLimit(),
+                        dir_[0].Held() + dir_[1].Held()};
 }
 
 std::once_flag g_sigpipe_once;
@@ -469,19 +464,22 @@ std::once_flag g_sigpipe_once;
 }  // namespace
 
 void ProxyHandle::Close(const std::string& reason) {
-  if (close_) {
-    auto close = std::move(close_);
-    close_ = nullptr;
-    close(reason);
+  if (auto control = control_.lock()) {
+    control_.reset();
+    control->CloseFlow(reason);
   } else if (!pending_) {
     pending_ = reason;
   }
 }
 
-void ProxyHandle::Bind(std::function<void(const std::string&)> close,
-                       std::function<ProxyFlowState()> inspect) {
-  close_ = std::move(close);
-  inspect_ = std::move(inspect);
+std::optional<ProxyFlowState> ProxyHandle::Inspect() const {
+  auto control = control_.lock();
+  if (!control) return std::nullopt;
+  return control->Inspect();
+}
+
+void ProxyHandle::Bind(std::weak_ptr<ProxyControl> control) {
+  control_ = std::move(control);
   if (pending_) Close(*std::exchange(pending_, std::nullopt));
 }
 

@@ -60,28 +60,29 @@ struct ProxyFlowState {
   size_t buffer_bytes = 0;   // the copy buffers both directions hold now
 };
 
+// What a running proxy lets its handle do (the proxy implements it).
+class ProxyControl {
+ public:
+  virtual ~ProxyControl() = default;
+  virtual void CloseFlow(const std::string& reason) = 0;
+  virtual ProxyFlowState Inspect() const = 0;
+};
+
 // A running Proxy seen from outside. Close() ends it, as LVS's expire_nodest_conn and HAProxy's
 // `on-marked-down shutdown-sessions` end flows to a removed or failed server: both sockets are
-// reset and Proxy returns kUnavailable naming the reason; Close() before the proxy starts ends
-// it as it starts; after it ended, Close() does nothing. Inspect() is the proxy's state, nullopt
-// before it starts and after it ended. The owner passes one in ProxyOptions::handle and calls
-// both on the proxy's executor. Bind/Unbind are Proxy's.
+// reset and the proxy ends with kUnavailable naming the reason; Close() before the proxy starts
+// ends it as it starts; after it ended, Close() does nothing. Inspect() is the proxy's state,
+// nullopt before it starts and after it ended. The owner passes one in ProxyOptions::handle and
+// calls both on the proxy's executor. Bind/Unbind are the proxy's.
 class ProxyHandle {
  public:
   void Close(const std::string& reason);
-  std::optional<ProxyFlowState> Inspect() const {
-    if (!inspect_) return std::nullopt;
-    return inspect_();
-  }
-  void Bind(std::function<void(const std::string&)> close, std::function<ProxyFlowState()> inspect);
-  void Unbind() {
-    close_ = nullptr;
-    inspect_ = nullptr;
-  }
+  std::optional<ProxyFlowState> Inspect() const;
+  void Bind(std::weak_ptr<ProxyControl> control);
+  void Unbind() { control_.reset(); }
 
  private:
-  std::function<void(const std::string&)> close_;
-  std::function<ProxyFlowState()> inspect_;
+  std::weak_ptr<ProxyControl> control_;
   std::optional<std::string> pending_;
 };
 
