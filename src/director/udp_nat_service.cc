@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
-#include <asio/experimental/as_tuple.hpp>
+#include <cerrno>
 
 #include "director/flow_expiry.h"
 #include "director/tcp_nat_service.h"
@@ -12,8 +12,6 @@
 namespace vsc::director {
 namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
-
 vservice::AddrPort ToAddrPort(const asio::ip::udp::endpoint& ep) {
   return {FromAsio(ep.address()), ep.port()};
 }
@@ -21,11 +19,11 @@ vservice::AddrPort ToAddrPort(const asio::ip::udp::endpoint& ep) {
 }  // namespace
 
 struct UdpNatService::Session {
-  Session(asio::io_context& io, asio::ip::udp::endpoint from, vservice::AddrPort c)
+  Session(asio::io_context& io, const net::SockAddr& from, vservice::AddrPort c)
       : upstream(io), timer(io), client_ep(from), client(c) {}
-  asio::ip::udp::socket upstream;  // connected to the destination
+  asio::ip::udp::socket upstream;  // connected to the destination, non-blocking
   asio::steady_timer timer;        // one-packet sessions: the reply window
-  asio::ip::udp::endpoint client_ep;
+  net::SockAddr client_ep;
   vservice::AddrPort client;
   vservice::AddrPort dest_addr;
   std::shared_ptr<DestStats> dest;
@@ -62,7 +60,12 @@ UdpNatService::UdpNatService(asio::io_context& io, const Clock& clock,
                  .value()) {}
 
 void UdpNatService::Start() {
-  asio::co_spawn(io_, ReceiveLoop(shared_from_this()), asio::detached);
+  asio::error_code ignored;
+  socket_.native_non_blocking(true, ignored);
+  // Datagrams may be queued already: the first step is a receive, not a wait.
+  asio::post(io_, [self = shared_from_this()] {
+    if (!self->stopped_) self->DrainClients();
+  });
   ArmExpiry();
 }
 
@@ -136,39 +139,82 @@ void UdpNatService::ArmExpiry() {
   });
 }
 
-asio::awaitable<void> UdpNatService::ReceiveLoop(std::shared_ptr<UdpNatService> self) {
-  asio::ip::udp::endpoint from;
-  while (!self->stopped_) {
-    auto [ec, n] =
-        co_await self->socket_.async_receive_from(asio::buffer(self->buffer_), from, kTuple);
-    if (self->stopped_) break;
-    if (ec) continue;  // ICMP errors reported on the socket; the next datagram comes anyway
-    self->OnDatagram(from, std::span<const uint8_t>(self->buffer_.data(), n));
-  }
+void UdpNatService::ArmClientRead() {
+  socket_.async_wait(asio::socket_base::wait_read,
+                     [self = shared_from_this()](const asio::error_code& ec) {
+                       if (ec || self->stopped_) return;
+                       self->DrainClients();
+                     });
 }
 
-void UdpNatService::OnDatagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> data) {
+void UdpNatService::DrainClients() {
+  const int fd = socket_.native_handle();
+  for (int round = 0; round < kBatchesPerWakeup; ++round) {
+    const int n = rx_.Receive(fd);
+    if (n == -EINTR) continue;
+    if (n == -EAGAIN || n == -EWOULDBLOCK) break;
+    if (n < 0) continue;  // an error queued on the socket; the next datagram comes anyway
+    HandleClientBatch(static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < rx_.capacity()) break;  // the queue was empty
+    if (round + 1 == kBatchesPerWakeup) {
+      // More may be queued: let the worker's other handlers run first.
+      asio::post(io_, [self = shared_from_this()] {
+        if (!self->stopped_) self->DrainClients();
+      });
+      return;
+    }
+  }
+  ArmClientRead();
+}
+
+void UdpNatService::HandleClientBatch(size_t n) {
+  ++io_stats_.client_receives;
+  io_stats_.client_datagrams += n;
   const ServiceViewPtr& view = picker_.view();
   if (!view) return;
-  const vservice::AddrPort client = ToAddrPort(from);
   const TimePoint now = clock_.Now();
-  std::shared_ptr<Session> s;
-  if (!view->config.one_packet && table_.Lookup(client, now) != nullptr) {
-    s = sessions_.at(client);
-  } else {
-    s = OpenSession(from, client, view->config.one_packet);
-    if (!s) return;
+  groups_.Clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (rx_.truncated(i)) continue;  // slots hold the largest UDP payload: never
+    if (Session* s = SessionFor(*view, rx_.peer(i), now)) groups_.Add(s, static_cast<uint32_t>(i));
   }
-  Bump(s->dest->packets_in);
-  Bump(s->dest->bytes_in, data.size());
-  Bump(s->service->packets_in);
-  Bump(s->service->bytes_in, data.size());
-  asio::error_code ec;
-  s->upstream.send(asio::buffer(data.data(), data.size()), 0, ec);  // non-blocking: UDP
+  groups_.ForEach([&](Session* s, std::span<const uint32_t> indices) {
+    uint64_t bytes = 0;
+    for (uint32_t i : indices) {
+      tx_.Add(rx_.data(i), nullptr);  // the upstream socket is connected
+      bytes += rx_.data(i).size();
+    }
+    Bump(s->dest->packets_in, indices.size());
+    Bump(s->dest->bytes_in, bytes);
+    Bump(s->service->packets_in, indices.size());
+    Bump(s->service->bytes_in, bytes);
+    CountSend(tx_.Send(s->upstream.native_handle()), io_stats_.upstream_sends);
+  });
 }
 
-std::shared_ptr<UdpNatService::Session> UdpNatService::OpenSession(
-    const asio::ip::udp::endpoint& from, const vservice::AddrPort& client, bool one_packet) {
+UdpNatService::Session* UdpNatService::SessionFor(const ServiceView& view,
+                                                  const net::SockAddr& peer, TimePoint now) {
+  const vservice::AddrPort client = ToAddrPort(net::ToUdpEndpoint(peer));
+  if (!view.config.one_packet) {
+    if (table_.Lookup(client, now) != nullptr) return sessions_.at(client).get();
+    // Expired at `now` but not swept yet (Lookup just forgot it): close it before its client
+    // gets a new one, so its socket and its active count go with it.
+    if (auto it = sessions_.find(client); it != sessions_.end()) {
+      CloseSession(it->second);
+      sessions_.erase(it);
+    }
+  }
+  return OpenSession(peer, client, view.config.one_packet).get();
+}
+
+void UdpNatService::CountSend(const net::MmsgSender::Outcome& o, uint64_t& calls) {
+  ++calls;
+  io_stats_.dropped += o.refused + o.dropped;
+}
+
+std::shared_ptr<UdpNatService::Session> UdpNatService::OpenSession(const net::SockAddr& peer,
+                                                                   const vservice::AddrPort& client,
+                                                                   bool one_packet) {
   const ServiceViewPtr view = picker_.view();
   std::optional<size_t> pick = picker_.Pick(client, clock_.Now());
   std::optional<vservice::AddrPort> dest;
@@ -188,13 +234,14 @@ std::shared_ptr<UdpNatService::Session> UdpNatService::OpenSession(
     Bump(view->stats->no_dest);  // the session table is full of live sessions
     return nullptr;
   }
-  auto s = std::make_shared<Session>(io_, from, client);
+  auto s = std::make_shared<Session>(io_, peer, client);
   s->dest_addr = *dest;
   s->dest = stats;
   s->service = view->stats;
   s->one_packet = one_packet;
   asio::error_code ec;
   s->upstream.connect({ToAsio(dest->addr), dest->port}, ec);
+  if (!ec) s->upstream.native_non_blocking(true, ec);
   if (ec) {
     table_.Close(client);
     Bump(view->stats->no_dest);
@@ -211,7 +258,7 @@ std::shared_ptr<UdpNatService::Session> UdpNatService::OpenSession(
   } else {
     sessions_[client] = s;
   }
-  asio::co_spawn(io_, RelayReplies(shared_from_this(), s), asio::detached);
+  ArmReplies(s);
   return s;
 }
 
@@ -224,24 +271,48 @@ void UdpNatService::CloseSession(const std::shared_ptr<Session>& s) {
   Drop(s->dest->active);
 }
 
-asio::awaitable<void> UdpNatService::RelayReplies(std::shared_ptr<UdpNatService> self,
-                                                  std::shared_ptr<Session> s) {
-  std::vector<uint8_t> buf(65536);
-  while (!s->closed) {
-    auto [ec, n] = co_await s->upstream.async_receive(asio::buffer(buf), kTuple);
-    if (s->closed || self->stopped_) break;
-    if (ec) {
-      if (ec == asio::error::connection_refused) continue;  // ICMP port unreachable
-      break;
+void UdpNatService::ArmReplies(const std::shared_ptr<Session>& s) {
+  s->upstream.async_wait(asio::socket_base::wait_read,
+                         [self = shared_from_this(), s](const asio::error_code& ec) {
+                           if (ec || s->closed || self->stopped_) return;
+                           self->DrainReplies(s);
+                         });
+}
+
+void UdpNatService::DrainReplies(const std::shared_ptr<Session>& s) {
+  const int fd = s->upstream.native_handle();
+  for (int round = 0; round < kBatchesPerWakeup; ++round) {
+    const int n = rx_.Receive(fd);
+    // ECONNREFUSED: an ICMP port unreachable for an earlier datagram; replies may still come.
+    if (n == -EINTR || n == -ECONNREFUSED) continue;
+    if (n == -EAGAIN || n == -EWOULDBLOCK) break;
+    if (n < 0) return;  // the socket failed: this session relays no more replies
+    RelayBatch(*s, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < rx_.capacity()) break;
+    if (round + 1 == kBatchesPerWakeup) {
+      asio::post(io_, [self = shared_from_this(), s] {
+        if (!s->closed && !self->stopped_) self->DrainReplies(s);
+      });
+      return;
     }
-    if (!s->one_packet) self->table_.Refresh(s->client, self->clock_.Now());
-    Bump(s->dest->packets_out);
-    Bump(s->dest->bytes_out, n);
-    Bump(s->service->packets_out);
-    Bump(s->service->bytes_out, n);
-    asio::error_code ignored;
-    self->socket_.send_to(asio::buffer(buf.data(), n), s->client_ep, 0, ignored);
   }
+  ArmReplies(s);
+}
+
+void UdpNatService::RelayBatch(Session& s, size_t n) {
+  ++io_stats_.reply_receives;
+  if (!s.one_packet) table_.Refresh(s.client, clock_.Now());
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (rx_.truncated(i)) continue;
+    tx_.Add(rx_.data(i), &s.client_ep);
+    bytes += rx_.data(i).size();
+  }
+  Bump(s.dest->packets_out, tx_.size());
+  Bump(s.dest->bytes_out, bytes);
+  Bump(s.service->packets_out, tx_.size());
+  Bump(s.service->bytes_out, bytes);
+  CountSend(tx_.Send(socket_.native_handle()), io_stats_.reply_sends);
 }
 
 }  // namespace vsc::director

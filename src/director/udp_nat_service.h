@@ -11,19 +11,29 @@
 // expire_nodest_conn, one marked down with on_marked_down = shutdown-sessions): the client's next
 // datagram opens a new session to a usable destination.
 //
+// Batched (issue 12, benchmark 4): the service socket is read with recvmmsg, up to
+// kReceiveBatch datagrams a call; a batch's datagrams are grouped by session (BatchGrouper) and
+// each session's leave in one sendmmsg on its upstream socket; a readable upstream socket is
+// read with recvmmsg too and its replies go back to the client in one sendmmsg. A short read
+// means the queue was empty, so no call is spent on EAGAIN; after kBatchesPerWakeup full
+// batches the loop yields to the worker's other handlers. A full send buffer drops the datagram
+// (as UDP would) instead of blocking the worker.
+//
 // SO_REUSEPORT hashes a client's 4-tuple to one worker, so a session never leaves its worker.
-// Owned through shared_ptr (coroutines hold it); every method on the worker's thread.
+// Owned through shared_ptr (handlers hold it); every method on the worker's thread.
 #pragma once
 
 #include <asio.hpp>
-#include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "common/clock.h"
 #include "director/dest_picker.h"
 #include "director/service_view.h"
 #include "director/worker_service.h"
+#include "net/batch_grouper.h"
 #include "net/flow_timeouts.h"
+#include "net/mmsg.h"
 #include "vservice/udp_session_table.h"
 
 namespace vsc::director {
@@ -53,13 +63,33 @@ class UdpNatService : public WorkerService, public std::enable_shared_from_this<
 
   struct Session;
 
+  // Datagrams per recvmmsg, and full batches handled per wakeup before yielding.
+  static constexpr size_t kReceiveBatch = 32;
+  static constexpr int kBatchesPerWakeup = 8;
+
+  // System calls made, for tests and benchmarks (not exported).
+  struct IoStats {
+    uint64_t client_receives = 0;  // recvmmsg on the service socket that returned datagrams
+    uint64_t client_datagrams = 0;
+    uint64_t upstream_sends = 0;  // sendmmsg towards destinations
+    uint64_t reply_receives = 0;  // recvmmsg on upstream sockets that returned datagrams
+    uint64_t reply_sends = 0;     // sendmmsg towards clients
+    uint64_t dropped = 0;         // a full send buffer, or refused by the kernel
+  };
+  const IoStats& io_stats() const { return io_stats_; }
+
  private:
-  static asio::awaitable<void> ReceiveLoop(std::shared_ptr<UdpNatService> self);
-  static asio::awaitable<void> RelayReplies(std::shared_ptr<UdpNatService> self,
-                                            std::shared_ptr<Session> session);
-  void OnDatagram(const asio::ip::udp::endpoint& from, std::span<const uint8_t> data);
-  std::shared_ptr<Session> OpenSession(const asio::ip::udp::endpoint& from,
-                                       const vservice::AddrPort& client, bool one_packet);
+  void ArmClientRead();
+  void DrainClients();
+  void HandleClientBatch(size_t n);
+  // The session the client's datagram belongs to (opened if need be), or nullptr when refused.
+  Session* SessionFor(const ServiceView& view, const net::SockAddr& peer, TimePoint now);
+  void ArmReplies(const std::shared_ptr<Session>& s);
+  void DrainReplies(const std::shared_ptr<Session>& s);
+  void RelayBatch(Session& s, size_t n);
+  void CountSend(const net::MmsgSender::Outcome& o, uint64_t& calls);
+  std::shared_ptr<Session> OpenSession(const net::SockAddr& peer, const vservice::AddrPort& client,
+                                       bool one_packet);
   void CloseSession(const std::shared_ptr<Session>& s);
   // Closes the sessions to `dest` and forgets them; returns how many.
   size_t EndSessions(const vservice::AddrPort& dest);
@@ -71,9 +101,15 @@ class UdpNatService : public WorkerService, public std::enable_shared_from_this<
   UdpNatOptions options_;
   asio::ip::udp::socket socket_;
   vservice::UdpSessionTable table_;
-  std::map<vservice::AddrPort, std::shared_ptr<Session>> sessions_;
+  std::unordered_map<vservice::AddrPort, std::shared_ptr<Session>, vservice::AddrPortHash>
+      sessions_;
   asio::steady_timer expiry_{io_};
-  std::vector<uint8_t> buffer_ = std::vector<uint8_t>(65536);
+  // Shared by the service socket and every upstream socket: each batch is relayed before the
+  // handler that read it returns.
+  net::MmsgReceiver rx_{kReceiveBatch, net::kMaxUdpPayload};
+  net::MmsgSender tx_{kReceiveBatch};
+  net::BatchGrouper<Session*> groups_;
+  IoStats io_stats_;
   bool stopped_ = false;
 };
 
