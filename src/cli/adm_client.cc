@@ -10,15 +10,15 @@
 namespace vsc::cli {
 
 Result<net::HttpResponse> SendAdmin(const AdminTarget& target, const std::string& method,
-                                    const std::string& path, const std::string& body) {
+                                    const std::string& path, const std::string& body,
+                                    Duration timeout) {
   const std::string address = target.Address();
   auto ep = net::ParseTcpEndpoint(address);
   if (!ep.ok()) return ep.status().Annotate("--director/--admin-port");
   VSC_ASSIGN_OR_RETURN(auto token, ReadAdminToken(target.token_file));
   auto r = net::HttpRequestSync(
       ep->address().to_string(), ep->port(), method, path, body,
-      {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}},
-      std::chrono::seconds(5));
+      {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}}, timeout);
   if (!r.ok()) return r.status().Annotate("director admin API at " + address);
   return r;
 }

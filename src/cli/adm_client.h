@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "net/http_response.h"
 
@@ -23,8 +24,10 @@ struct AdminTarget {
 
 // One request with the bearer token. Any HTTP status is a result; a Status says why no
 // answer came (bad address, no token, unreachable director), naming the option to fix.
+// `timeout` bounds the connect and the answer.
 Result<net::HttpResponse> SendAdmin(const AdminTarget& target, const std::string& method,
-                                    const std::string& path, const std::string& body);
+                                    const std::string& path, const std::string& body,
+                                    Duration timeout = std::chrono::seconds(5));
 
 // The message of a refused request: its JSON "error", else the body as sent.
 std::string AnswerError(const net::HttpResponse& response);

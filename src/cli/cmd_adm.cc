@@ -2,7 +2,8 @@
 // ipvsadm: `list` (ipvsadm -L -n, with --stats, --rate, --json), `weight`, `drain`, `remove`,
 // `scheduler`, `persistence`; for replicated databases `replication` (per replica applied seq,
 // lag, digest, state; queues; log range) and `verify` (a sequenced checksum marker; exit 1
-// unless every replica's content hash agrees).
+// unless every replica's content hash agrees); `role` and `health` for keepalived
+// (cmd_adm_role.cc).
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -202,6 +203,8 @@ void AddAdmCommand(CLI::App& app) {
   verify->add_option("--timeout", st->verify_timeout_s, "the same in seconds (older spelling)")
       ->type_name("SECONDS");
   verify->callback([st] { ExitCode() = RunVerify(*st); });
+
+  AddAdmRoleCommands(*adm, std::shared_ptr<const AdminTarget>(st, &st->target));
 
   auto* weight = adm->add_subcommand("weight", "set a real server's weight (0-65535)");
   weight->add_option("id", st->id, "real server id")->required();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ void AddAdmCommand(CLI::App& app);
 // -L), and running them. Returns the exit code.
 bool IsIpvsadmStyle(const std::vector<std::string>& adm_args);
 int RunIpvsadm(std::vector<std::string> adm_args);
+// `vsc adm role` and `vsc adm health` (cmd_adm_role.cc), keepalived's track scripts (issue 11):
+// registered on `adm`, reaching the director named by `target` (filled by adm's options).
+struct AdminTarget;
+void AddAdmRoleCommands(CLI::App& adm, std::shared_ptr<const AdminTarget> target);
 void AddDemoCommand(CLI::App& app);
 void AddSqlCommand(CLI::App& app);
 void AddRingCommands(CLI::App& app);  // ring, ring owner, clip publish|subscribe|fetch
