@@ -43,20 +43,26 @@ Result<std::vector<uint16_t>> FreePorts(size_t n) {
 }  // namespace
 
 Result<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(const std::string& dir, int members,
-                                                        Duration timeout) {
+                                                        Duration timeout, EtcdPlacement placement) {
   if (::access(kEtcdBinary, X_OK) != 0) {
     return NotFound(std::string(kEtcdBinary) + " is missing: run scripts/install-deps");
   }
   std::unique_ptr<EtcdCluster> c(new EtcdCluster());
   c->dir_ = dir;
-  VSC_ASSIGN_OR_RETURN(std::vector<uint16_t> ports, FreePorts(2 * static_cast<size_t>(members)));
+  c->placement_ = std::move(placement);
+  std::vector<uint16_t> ports;
+  if (c->placement_.first_port == 0) {
+    VSC_ASSIGN_OR_RETURN(ports, FreePorts(2 * static_cast<size_t>(members)));
+  } else {
+    for (int i = 0; i < 2 * members; ++i) ports.push_back(c->placement_.first_port + i);
+  }
   for (int i = 0; i < members; ++i) {
     Member m;
     m.name = "m" + std::to_string(i);
     m.client_port = ports[2 * i];
     m.peer_port = ports[2 * i + 1];
     if (!c->initial_cluster_.empty()) c->initial_cluster_ += ",";
-    c->initial_cluster_ += m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
+    c->initial_cluster_ += m.name + "=" + c->Url(m.peer_port);
     c->members_.push_back(std::move(m));
   }
   for (int i = 0; i < members; ++i) VSC_RETURN_IF_ERROR(c->Spawn(i));
@@ -73,45 +79,48 @@ EtcdCluster::~EtcdCluster() {
 
 Status EtcdCluster::Spawn(int i) {
   Member& m = members_[i];
-  const std::string client = "http://127.0.0.1:" + std::to_string(m.client_port);
-  const std::string peer = "http://127.0.0.1:" + std::to_string(m.peer_port);
+  const std::string client = Url(m.client_port);
+  const std::string peer = Url(m.peer_port);
   SpawnOptions so;
-  so.argv = {kEtcdBinary,
-             "--name",
-             m.name,
-             "--data-dir",
-             dir_ + "/" + m.name + ".etcd",
-             "--listen-client-urls",
-             client,
-             "--advertise-client-urls",
-             client,
-             "--listen-peer-urls",
-             peer,
-             "--initial-advertise-peer-urls",
-             peer,
-             "--initial-cluster",
-             initial_cluster_,
-             "--initial-cluster-state",
-             "new",
-             "--initial-cluster-token",
-             "vsc-test",
-             "--heartbeat-interval",
-             "50",
-             "--election-timeout",
-             "500",
-             "--log-level",
-             "warn"};
+  so.argv = placement_.exec_prefix;
+  so.argv.insert(so.argv.end(), {kEtcdBinary,
+                                 "--name",
+                                 m.name,
+                                 "--data-dir",
+                                 dir_ + "/" + m.name + ".etcd",
+                                 "--listen-client-urls",
+                                 client,
+                                 "--advertise-client-urls",
+                                 client,
+                                 "--listen-peer-urls",
+                                 peer,
+                                 "--initial-advertise-peer-urls",
+                                 peer,
+                                 "--initial-cluster",
+                                 initial_cluster_,
+                                 "--initial-cluster-state",
+                                 "new",
+                                 "--initial-cluster-token",
+                                 "vsc-test",
+                                 "--heartbeat-interval",
+                                 "50",
+                                 "--election-timeout",
+                                 "500",
+                                 "--log-level",
+                                 "warn"});
   so.log_path = dir_ + "/" + m.name + ".log";
   VSC_ASSIGN_OR_RETURN(Subprocess p, Subprocess::Spawn(so));
   m.process = std::make_unique<Subprocess>(std::move(p));
   return Status::Ok();
 }
 
+std::string EtcdCluster::Url(uint16_t port) const {
+  return "http://" + placement_.host + ":" + std::to_string(port);
+}
+
 std::vector<std::string> EtcdCluster::ClientUrls() const {
   std::vector<std::string> out;
-  for (const Member& m : members_) {
-    out.push_back("http://127.0.0.1:" + std::to_string(m.client_port));
-  }
+  for (const Member& m : members_) out.push_back(Url(m.client_port));
   return out;
 }
 
@@ -129,8 +138,16 @@ Status EtcdCluster::Restart(int i) {
 }
 
 bool EtcdCluster::Healthy(int i) const {
-  auto r =
-      net::HttpRequestSync("127.0.0.1", members_[i].client_port, "GET", "/health", "", {}, 500ms);
+  Result<net::HttpResponse> r = Unavailable("not asked");
+  auto ask = [&] {
+    r = net::HttpRequestSync(placement_.host, members_[i].client_port, "GET", "/health", "", {},
+                             500ms);
+  };
+  if (placement_.run_in) {
+    if (!placement_.run_in(ask).ok()) return false;
+  } else {
+    ask();
+  }
   return r.ok() && r->status == 200 && r->body.find("\"true\"") != std::string::npos;
 }
 

@@ -4,9 +4,11 @@
 // Fast elections (heartbeat 50 ms, election timeout 500 ms) so that a lost quorum and a new
 // leader are seen within a second. Members can be killed (SIGKILL) and started again on the same
 // data. Test thread only; every member is killed by the destructor (and with the test process:
-// PR_SET_PDEATHSIG).
+// PR_SET_PDEATHSIG). An EtcdPlacement puts the members elsewhere, e.g. in a network namespace
+// (tests/netns/netns_vrrp_test.cc).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,14 +21,25 @@ namespace vsc::integration {
 
 inline constexpr const char* kEtcdBinary = "/usr/bin/etcd";
 
+// Where the members listen and run. The default: free ports on 127.0.0.1 of this namespace.
+struct EtcdPlacement {
+  std::string host = "127.0.0.1";
+  // With first_port set, member i takes first_port + 2i (clients) and + 2i + 1 (peers), e.g. in
+  // a fresh namespace where every port is free.
+  uint16_t first_port = 0;
+  std::vector<std::string> exec_prefix;  // before etcd's argv, e.g. ip netns exec NS
+  // Runs the health check's request where `host` is reachable; null: on the calling thread.
+  std::function<Status(const std::function<void()>&)> run_in;
+};
+
 class EtcdCluster {
  public:
   // Starts `members` members and waits (at most `timeout`) until the cluster has a leader.
   static Result<std::unique_ptr<EtcdCluster>> Start(const std::string& dir, int members,
-                                                    Duration timeout);
+                                                    Duration timeout, EtcdPlacement placement = {});
   ~EtcdCluster();
 
-  // "http://127.0.0.1:PORT" of every member, in order.
+  // "http://HOST:PORT" of every member, in order.
   std::vector<std::string> ClientUrls() const;
   void Kill(int member);
   Status Restart(int member);
@@ -42,7 +55,10 @@ class EtcdCluster {
   };
   Status Spawn(int member);
 
+  std::string Url(uint16_t port) const;
+
   std::string dir_;
+  EtcdPlacement placement_;
   std::string initial_cluster_;
   std::vector<Member> members_;
 };

@@ -84,12 +84,108 @@ inline std::string Tail(const std::string& path, size_t max_bytes = 3000) {
   return s.size() > max_bytes ? "..." + s.substr(s.size() - max_bytes) : s;
 }
 
+// Starts `vsc ARGS --ready-file DIR/NAME.ready --log-level info` inside the host's namespace
+// (log DIR/NAME.log) into `out`, and waits for the ready file: its text, or why not (with the
+// log's tail).
+inline Result<std::string> SpawnVsc(const NetnsTopology& topo, const std::string& host,
+                                    std::vector<std::string> args, const std::string& dir,
+                                    const std::string& name, std::unique_ptr<Subprocess>& out) {
+  const std::string ready = dir + "/" + name + ".ready";
+  std::error_code ec;
+  std::filesystem::remove(ready, ec);  // a restart waits for its own
+  SpawnOptions so;
+  so.argv = {IpTool(), "netns", "exec", topo.Namespace(host), VSC_BINARY};
+  so.argv.insert(so.argv.end(), args.begin(), args.end());
+  so.argv.insert(so.argv.end(), {"--ready-file", ready, "--log-level", "info"});
+  so.log_path = dir + "/" + name + ".log";
+  auto proc = Subprocess::Spawn(so);
+  if (!proc.ok()) return proc.status();
+  out = std::make_unique<Subprocess>(std::move(*proc));
+  auto text = WaitForFile(ready, std::chrono::seconds(15), out.get());
+  if (!text.ok()) {
+    return text.status().Annotate("starting " + name + ": " + Tail(so.log_path));
+  }
+  return text;
+}
+
+// State of a real server in /v1/status (the UDP service's listing), "" when unlisted.
+inline std::string StateOf(const std::string& status_json, const std::string& id) {
+  auto j = nlohmann::json::parse(status_json, nullptr, false);
+  if (j.is_discarded() || !j.contains("services")) return "";
+  for (const auto& s : j["services"].at(0).at("servers")) {
+    if (s.value("id", "") == id) return s.value("state", "");
+  }
+  return "";
+}
+
 // Outcome of one lookup as the client saw it.
 struct Answer {
   bool answered = false;
   std::string from;     // "address:port" of the answer's source
   std::string problem;  // non-empty when the answer was wrong
 };
+
+// Sends one lookup of 1-10 random ids from `fd` (a UDP socket) to host:port and waits up to
+// `timeout` for its answer, checking it against the deterministic database (ids 1..kRecords
+// exist). The answer may come from any address (dr: straight from a real server).
+inline Answer LookupVia(int fd, const std::string& host, uint16_t port, uint64_t request_id,
+                        Random& random, Duration timeout) {
+  std::vector<uint64_t> ids(1 + random.Uniform(proto::kMaxLookupIds));
+  // A tenth of the ids lie beyond the database, so "not found" is exercised as well.
+  for (auto& id : ids) id = 1 + random.Uniform(kRecords + kRecords / 10);
+  auto request = proto::LookupRequest::Of(request_id, ids);
+  std::array<uint8_t, proto::kMaxRequestSize> buf;
+  const size_t len = proto::EncodeRequest(request, buf);
+  sockaddr_in director{};
+  director.sin_family = AF_INET;
+  director.sin_port = htons(port);
+  ::inet_pton(AF_INET, host.c_str(), &director.sin_addr);
+  Answer a;
+  if (::sendto(fd, buf.data(), len, 0, reinterpret_cast<sockaddr*>(&director), sizeof director) !=
+      static_cast<ssize_t>(len)) {
+    a.problem = std::string("sendto: ") + std::strerror(errno);
+    return a;
+  }
+  RealClock clock;
+  const TimePoint deadline = clock.Now() + timeout;
+  std::array<uint8_t, proto::kMaxLookupDatagram> in;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.Now());
+    if (left.count() <= 0) return a;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count()) + 1) <= 0) continue;
+    sockaddr_in from{};
+    socklen_t from_len = sizeof from;
+    ssize_t n =
+        ::recvfrom(fd, in.data(), in.size(), 0, reinterpret_cast<sockaddr*>(&from), &from_len);
+    if (n <= 0) continue;
+    auto response = proto::DecodeResponse(std::span<const uint8_t>(in.data(), n));
+    if (!response.ok()) {
+      a.answered = true;
+      a.problem = "undecodable answer: " + response.status().ToString();
+      return a;
+    }
+    if (response->request_id != request_id) continue;  // a late answer to an earlier try
+    char addr[INET_ADDRSTRLEN];
+    ::inet_ntop(AF_INET, &from.sin_addr, addr, sizeof addr);
+    a.answered = true;
+    a.from = std::string(addr) + ":" + std::to_string(ntohs(from.sin_port));
+    if (response->status != proto::LookupStatus::kOk) {
+      a.problem = "status " + std::string(proto::LookupStatusName(response->status));
+    } else if (response->answers.size() != ids.size()) {
+      a.problem = "answer count " + std::to_string(response->answers.size());
+    } else {
+      for (size_t i = 0; i < ids.size(); ++i) {
+        const auto& ans = response->answers[i];
+        if (ans.id != ids[i] || ans.found != (ids[i] <= kRecords) ||
+            ans.found == ans.node.empty()) {
+          a.problem = "wrong answer for id " + std::to_string(ids[i]);
+        }
+      }
+    }
+    return a;
+  }
+}
 
 class NetnsClusterTest : public ::testing::Test {
  protected:
@@ -157,18 +253,8 @@ class NetnsClusterTest : public ::testing::Test {
   // Starts `vsc ARGS` inside the host's namespace and waits for its ready file.
   void Spawn(const std::string& host, std::vector<std::string> args, const std::string& name,
              std::unique_ptr<Subprocess>& out, std::string& ready_text) {
-    const std::string ready = dir_ + "/" + name + ".ready";
-    SpawnOptions so;
-    so.argv = {IpTool(), "netns", "exec", topo_->Namespace(host), VSC_BINARY};
-    so.argv.insert(so.argv.end(), args.begin(), args.end());
-    so.argv.insert(so.argv.end(), {"--ready-file", ready, "--log-level", "info"});
-    so.log_path = dir_ + "/" + name + ".log";
-    auto proc = Subprocess::Spawn(so);
-    ASSERT_TRUE(proc.ok()) << proc.status().ToString();
-    out = std::make_unique<Subprocess>(std::move(*proc));
-    auto text = WaitForFile(ready, std::chrono::seconds(15), out.get());
-    ASSERT_TRUE(text.ok()) << "starting " << name << ": " << text.status().ToString() << "\n"
-                           << Tail(so.log_path);
+    auto text = SpawnVsc(*topo_, host, std::move(args), dir_, name, out);
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
     ready_text = *text;
   }
 
@@ -271,16 +357,6 @@ class NetnsClusterTest : public ::testing::Test {
     return r->body;
   }
 
-  // State of a real server in /v1/status (the UDP service's listing), "" when unlisted.
-  static std::string StateOf(const std::string& status_json, const std::string& id) {
-    auto j = nlohmann::json::parse(status_json, nullptr, false);
-    if (j.is_discarded() || !j.contains("services")) return "";
-    for (const auto& s : j["services"].at(0).at("servers")) {
-      if (s.value("id", "") == id) return s.value("state", "");
-    }
-    return "";
-  }
-
   Result<std::string> Metrics() { return AdminGet("/metrics"); }
 
   // A UDP socket created inside the client's namespace; the test thread then uses it directly.
@@ -294,66 +370,10 @@ class NetnsClusterTest : public ::testing::Test {
     return topo_->Address(ServerHost(i)) + ":" + std::to_string(server_ports_[i]);
   }
 
-  // Sends one lookup of 1-10 random ids to the director and waits up to `timeout` for its answer,
-  // checking it against the deterministic database (ids 1..kRecords exist).
+  // One lookup to the director (LookupVia), checked against the deterministic database.
   Answer Lookup(Duration timeout) {
-    const uint64_t request_id = ++next_request_id_;
-    std::vector<uint64_t> ids(1 + random_.Uniform(proto::kMaxLookupIds));
-    // A tenth of the ids lie beyond the database, so "not found" is exercised as well.
-    for (auto& id : ids) id = 1 + random_.Uniform(kRecords + kRecords / 10);
-    auto request = proto::LookupRequest::Of(request_id, ids);
-    std::array<uint8_t, proto::kMaxRequestSize> buf;
-    const size_t len = proto::EncodeRequest(request, buf);
-    sockaddr_in director{};
-    director.sin_family = AF_INET;
-    director.sin_port = htons(lookup_port_);
-    ::inet_pton(AF_INET, topo_->Address("director").c_str(), &director.sin_addr);
-    Answer a;
-    if (::sendto(client_fd_, buf.data(), len, 0, reinterpret_cast<sockaddr*>(&director),
-                 sizeof director) != static_cast<ssize_t>(len)) {
-      a.problem = std::string("sendto: ") + std::strerror(errno);
-      return a;
-    }
-    RealClock clock;
-    const TimePoint deadline = clock.Now() + timeout;
-    std::array<uint8_t, proto::kMaxLookupDatagram> in;
-    for (;;) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.Now());
-      if (left.count() <= 0) return a;
-      pollfd p{client_fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count()) + 1) <= 0) continue;
-      sockaddr_in from{};
-      socklen_t from_len = sizeof from;
-      ssize_t n = ::recvfrom(client_fd_, in.data(), in.size(), 0,
-                             reinterpret_cast<sockaddr*>(&from), &from_len);
-      if (n <= 0) continue;
-      auto response = proto::DecodeResponse(std::span<const uint8_t>(in.data(), n));
-      if (!response.ok()) {
-        a.answered = true;
-        a.problem = "undecodable answer: " + response.status().ToString();
-        return a;
-      }
-      if (response->request_id != request_id) continue;  // a late answer to an earlier try
-      char addr[INET_ADDRSTRLEN];
-      ::inet_ntop(AF_INET, &from.sin_addr, addr, sizeof addr);
-      a.answered = true;
-      a.from = std::string(addr) + ":" + std::to_string(ntohs(from.sin_port));
-      if (response->status != proto::LookupStatus::kOk) {
-        a.problem = "status " + std::string(proto::LookupStatusName(response->status));
-      } else if (response->answers.size() != ids.size()) {
-        a.problem = "answer count " + std::to_string(response->answers.size());
-      } else {
-        for (size_t i = 0; i < ids.size(); ++i) {
-          const auto& ans = response->answers[i];
-          if (ans.id != ids[i] || ans.found != (ids[i] <= kRecords) ||
-              ans.found == ans.node.empty()) {
-            a.problem = "wrong answer for id " + std::to_string(ids[i]);
-          }
-        }
-      }
-      return a;
-    }
+    return LookupVia(client_fd_, topo_->Address("director"), lookup_port_, ++next_request_id_,
+                     random_, timeout);
   }
 
   std::string dir_;
