@@ -129,7 +129,7 @@ class NetnsVrrpTest : public ::testing::Test {
     etcd_.reset();
     if (client_fd_ >= 0) ::close(client_fd_);
     topo_.reset();
-    if (!dir_.empty() && !HasFailure()) {
+    if (!dir_.empty()) {  // in /run (memory); the logs that matter were printed above
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
     }
