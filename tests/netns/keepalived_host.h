@@ -89,6 +89,7 @@ class KeepalivedHost {
     ::kill(-group, SIGKILL);  // the VRRP child or a script, if one outlived the parent
     process_.reset();
   }
+
  private:
   explicit KeepalivedHost(Subprocess p) : process_(std::make_unique<Subprocess>(std::move(p))) {}
   std::unique_ptr<Subprocess> process_;
