@@ -103,9 +103,10 @@ void ControlServer::PublishIfNeeded(bool force) {
   publish_(plane_.BuildView());
 }
 
-std::vector<uint8_t> ControlServer::SealFrame(const proto::Message& message) {
+namespace {
+
+std::vector<uint8_t> FrameSealed(const Result<std::vector<uint8_t>>& sealed) {
   std::vector<uint8_t> out;
-  auto sealed = codec_.TrySeal("director", counter_.Next(), message);
   if (!sealed.ok()) {
     spdlog::error("cannot send a control message: {}", sealed.status().ToString());
     return out;
@@ -114,10 +115,19 @@ std::vector<uint8_t> ControlServer::SealFrame(const proto::Message& message) {
   return out;
 }
 
+}  // namespace
+
+std::vector<uint8_t> ControlServer::SealFrame(const proto::Message& message) {
+  return FrameSealed(codec_.TrySeal("director", counter_.Next(), message));
+}
+
+std::vector<uint8_t> ControlServer::SealEncodedFrame(std::string_view message) {
+  return FrameSealed(codec_.TrySealEncoded("director", counter_.Next(), message));
+}
+
 std::vector<uint8_t> ControlServer::RingTableFrame() {
   proto::Message m;
-  m.mutable_ring_table()->set_table(
-      std::string(ring_->table().begin(), ring_->table().end()));
+  m.mutable_ring_table()->set_table(std::string(ring_->table().begin(), ring_->table().end()));
   return SealFrame(m);
 }
 
@@ -130,6 +140,11 @@ class SessionLink final : public ReplicaLink {
   void Send(const proto::Message& message) override {
     if (outbox_->closed()) return;
     std::vector<uint8_t> frame = server_->SealFrame(message);
+    if (!frame.empty()) outbox_->Push(frame);
+  }
+  void SendEncoded(std::string_view message) override {
+    if (outbox_->closed()) return;
+    std::vector<uint8_t> frame = server_->SealEncodedFrame(message);
     if (!frame.empty()) outbox_->Push(frame);
   }
 
@@ -349,8 +364,8 @@ asio::awaitable<void> ControlServer::TickLoop(ControlServer* self) {
   const Duration period = self->plane_.membership().config().heartbeat_interval / 4;
   while (!self->stopping_) {
     self->tick_timer_->expires_after(period);
-    auto [ec] = co_await self->tick_timer_->async_wait(
-        asio::experimental::as_tuple(asio::use_awaitable));
+    auto [ec] =
+        co_await self->tick_timer_->async_wait(asio::experimental::as_tuple(asio::use_awaitable));
     (void)ec;  // cancelled only by Stop, which stopping_ reports
     if (self->stopping_) co_return;
     for (const std::string& id : self->plane_.Tick(self->clock_.Now())) {

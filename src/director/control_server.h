@@ -100,6 +100,8 @@ class ControlServer {
   void EndSession(SessionState& st);
   // Seals a message from the director and frames it; empty if it cannot be sealed (too big).
   std::vector<uint8_t> SealFrame(const proto::Message& message);
+  // The same for a message already serialized (ReplicaLink::SendEncoded).
+  std::vector<uint8_t> SealEncodedFrame(std::string_view message);
   // The current ring table, sealed and framed.
   std::vector<uint8_t> RingTableFrame();
   friend class SessionLink;

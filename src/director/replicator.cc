@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <optional>
 
-#include "director/replication_wire.h"
 #include "proto/envelope.h"
 #include "replication/digest.h"
 #include "replication/replica_store.h"
@@ -265,7 +264,7 @@ Result<std::vector<Replicator::EntryPtr>> Replicator::EntriesFrom(uint64_t from,
   if (from >= recent_first_) {
     uint64_t bytes = 0;
     for (size_t i = from - recent_first_; i < recent_.size() && out.size() < max_entries; ++i) {
-      const uint64_t b = replication::PayloadBytes(*recent_[i]);
+      const uint64_t b = recent_[i]->payload_bytes;
       if (!out.empty() && bytes + b > max_bytes) break;
       bytes += b;
       out.push_back(recent_[i]);
@@ -275,7 +274,7 @@ Result<std::vector<Replicator::EntryPtr>> Replicator::EntriesFrom(uint64_t from,
   auto read = log_->Read(from, max_entries, max_bytes);
   if (!read.ok()) return read.status();
   out.reserve(read->size());
-  for (Entry& e : *read) out.push_back(std::make_shared<const Entry>(std::move(e)));
+  for (Entry& e : *read) out.push_back(MakeStreamEntry(std::move(e)));
   return out;
 }
 
@@ -306,17 +305,14 @@ void Replicator::Pump(Replica& r) {
       }
       return;
     }
-    proto::Message m;
-    proto::Replicate* rep = m.mutable_replicate();
     uint64_t msg_bytes = 0;
     size_t n = 0;
     for (const EntryPtr& e : *entries) {
-      if (e->seq != r.next_seq + n) break;  // never send a gap
-      const uint64_t b = replication::PayloadBytes(*e);
+      if (e->entry.seq != r.next_seq + n) break;  // never send a gap
+      const uint64_t b = e->payload_bytes;
       if (!r.window.CanSend(b)) break;
       if (n > 0 && msg_bytes + b > kMaxReplicateBytes) break;
-      ToProto(*e, rep->add_entries());
-      r.window.OnSent(e->seq, b);
+      r.window.OnSent(e->entry.seq, b);
       r.in_flight.push_back(e);
       msg_bytes += b;
       ++n;
@@ -324,10 +320,11 @@ void Replicator::Pump(Replica& r) {
     if (n == 0) break;
     r.next_seq += n;
     r.entries_sent += n;
-    rep->set_head_seq(head);
-    rep->set_epoch(sequencer_->epoch());
+    // The entries' encodings were made once, for every stream (stream_entry.h).
+    EncodeReplicate(std::span<const EntryPtr>(entries->data(), n), head, sequencer_->epoch(),
+                    replicate_buf_);
     counters_.replicate_messages.Add();
-    r.link->Send(m);
+    r.link->SendEncoded(replicate_buf_);
   }
   if (!was_full && r.window.full()) counters_.busy_events.Add();
 }

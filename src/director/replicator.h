@@ -48,6 +48,7 @@
 #include "director/read_queue.h"
 #include "director/replica_window.h"
 #include "director/sequencer_lease.h"
+#include "director/stream_entry.h"
 #include "director/verify_tracker.h"
 #include "proto/control.pb.h"
 #include "replication/commit_tracker.h"
@@ -105,6 +106,9 @@ class ReplicaLink {
  public:
   virtual ~ReplicaLink() = default;
   virtual void Send(const proto::Message& message) = 0;
+  // The same for a message already serialized (the bytes of a proto::Message): the replicator
+  // builds each Replicate from its entries' cached encodings (stream_entry.h).
+  virtual void SendEncoded(std::string_view message) = 0;
 };
 
 struct ReplicaInfo {
@@ -213,7 +217,7 @@ class Replicator {
   const ReplicatorCounters& counters() const { return counters_; }
 
  private:
-  using EntryPtr = std::shared_ptr<const replication::Entry>;
+  using EntryPtr = StreamEntryPtr;
   struct Replica {
     explicit Replica(WindowLimits limits) : window(limits) {}
     std::string id;
@@ -304,6 +308,7 @@ class Replicator {
 
   // Recent entries, for streaming without reading the log: seqs recent_first_..last_seq.
   std::deque<EntryPtr> recent_;
+  std::string replicate_buf_;  // Pump's encoding of one Replicate, reused
   uint64_t recent_first_ = 1;
   uint64_t recent_bytes_ = 0;
 

@@ -183,9 +183,9 @@ void Replicator::OnAck(const std::string& id, const proto::ReplicaAck& ack) {
   for (const proto::EntryOutcome& o : ack.outcomes()) {
     const uint64_t seq = o.seq();
     if (seq <= r.acked_seq) continue;  // a duplicate the replica skipped
-    while (!r.in_flight.empty() && r.in_flight.front()->seq < seq) r.in_flight.pop_front();
-    if (r.in_flight.empty() || r.in_flight.front()->seq != seq) continue;  // never sent
-    const Entry& entry = *r.in_flight.front();
+    while (!r.in_flight.empty() && r.in_flight.front()->entry.seq < seq) r.in_flight.pop_front();
+    if (r.in_flight.empty() || r.in_flight.front()->entry.seq != seq) continue;  // never sent
+    const Entry& entry = r.in_flight.front()->entry;
     EntryResult result = FromProto(o);
     if (entry.kind == Entry::Kind::kChecksum) {
       verifies_.OnChecksum(seq, id, o.checksum());
@@ -202,7 +202,9 @@ void Replicator::OnAck(const std::string& id, const proto::ReplicaAck& ack) {
     r.digest = *reported;
   }
   r.window.OnAcked(applied);
-  while (!r.in_flight.empty() && r.in_flight.front()->seq <= applied) r.in_flight.pop_front();
+  while (!r.in_flight.empty() && r.in_flight.front()->entry.seq <= applied) {
+    r.in_flight.pop_front();
+  }
   if (r.next_seq <= applied) r.next_seq = applied + 1;
 
   std::string divergence;

@@ -257,12 +257,13 @@ void Replicator::Flush() {
       }
       verifies_.Start(e.seq, clock_.Now(), std::move(expected), std::move(skipped));
     }
-    recent_bytes_ += replication::PayloadBytes(e);
-    recent_.push_back(std::make_shared<const Entry>(std::move(e)));
+    // Encoded here once for every replica stream (stream_entry.h).
+    recent_.push_back(MakeStreamEntry(std::move(e)));
+    recent_bytes_ += recent_.back()->payload_bytes;
   }
   while (!recent_.empty() &&
          (recent_.size() > kRecentMaxEntries || recent_bytes_ > kRecentMaxBytes)) {
-    recent_bytes_ -= replication::PayloadBytes(*recent_.front());
+    recent_bytes_ -= recent_.front()->payload_bytes;
     recent_.pop_front();
     recent_first_++;
   }

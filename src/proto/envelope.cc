@@ -27,14 +27,16 @@ uint64_t GetBigEndian(const uint8_t* p, int bytes) {
 
 EnvelopeCodec::EnvelopeCodec(const ClusterKey& key) : hmac_(key) {}
 
-Result<std::vector<uint8_t>> EnvelopeCodec::TrySeal(std::string_view sender, uint64_t counter,
-                                                    const Message& message) {
+// Checks the sender and the body's length, then lays out the envelope around a body of
+// `body_len` bytes; `write_body` fills them; the tag ends it.
+template <typename WriteBody>
+Result<std::vector<uint8_t>> EnvelopeCodec::SealWith(std::string_view sender, uint64_t counter,
+                                                     size_t body_len, WriteBody write_body) {
   if (sender.empty() || sender.size() > kMaxSenderBytes) {
     return InvalidArgument("cannot seal: sender id must be 1 to " +
                            std::to_string(kMaxSenderBytes) + " bytes, got " +
                            std::to_string(sender.size()));
   }
-  const size_t body_len = message.ByteSizeLong();
   if (body_len > kMaxBodyBytes) {
     return InvalidArgument("cannot seal: message body is " + std::to_string(body_len) +
                            " bytes, over the limit of " + std::to_string(kMaxBodyBytes));
@@ -50,13 +52,27 @@ Result<std::vector<uint8_t>> EnvelopeCodec::TrySeal(std::string_view sender, uin
   p += 8;
   PutBigEndian(p, body_len, 4);
   p += 4;
-  // ByteSizeLong() above cached the sizes this serialisation relies on.
-  message.SerializeWithCachedSizesToArray(p);
+  write_body(p);
   p += body_len;
   const size_t signed_len = static_cast<size_t>(p - out.data());
   const HmacSha256::Tag tag = hmac_.Compute({out.data(), signed_len});
   std::memcpy(p, tag.data(), tag.size());
   return out;
+}
+
+Result<std::vector<uint8_t>> EnvelopeCodec::TrySeal(std::string_view sender, uint64_t counter,
+                                                    const Message& message) {
+  // ByteSizeLong() caches the sizes the serialisation relies on.
+  return SealWith(sender, counter, message.ByteSizeLong(),
+                  [&](uint8_t* body) { message.SerializeWithCachedSizesToArray(body); });
+}
+
+Result<std::vector<uint8_t>> EnvelopeCodec::TrySealEncoded(std::string_view sender,
+                                                           uint64_t counter,
+                                                           std::string_view message) {
+  return SealWith(sender, counter, message.size(), [&](uint8_t* body) {
+    if (!message.empty()) std::memcpy(body, message.data(), message.size());
+  });
 }
 
 std::vector<uint8_t> EnvelopeCodec::Seal(std::string_view sender, uint64_t counter,

@@ -55,6 +55,10 @@ class EnvelopeCodec {
   // As Seal, but an empty or oversized sender or body is InvalidArgument.
   Result<std::vector<uint8_t>> TrySeal(std::string_view sender, uint64_t counter,
                                        const Message& message);
+  // As TrySeal, for a message already serialized (`message` holds a proto::Message's bytes,
+  // e.g. director/stream_entry.h's EncodeReplicate): the same envelope, without re-encoding.
+  Result<std::vector<uint8_t>> TrySealEncoded(std::string_view sender, uint64_t counter,
+                                              std::string_view message);
 
   // Errors, checked in this order:
   //  - InvalidArgument: not an envelope (wrong magic, sender length 0 or over 64, body over
@@ -66,6 +70,9 @@ class EnvelopeCodec {
   Result<Opened> Open(std::span<const uint8_t> envelope);
 
  private:
+  template <typename WriteBody>
+  Result<std::vector<uint8_t>> SealWith(std::string_view sender, uint64_t counter, size_t body_len,
+                                        WriteBody write_body);
   HmacSha256 hmac_;
 };
 

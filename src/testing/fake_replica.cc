@@ -13,6 +13,16 @@ namespace vsc::testing {
 
 std::vector<proto::Message> FakeLink::Take() { return std::exchange(sent, {}); }
 
+void FakeLink::SendEncoded(std::string_view message) {
+  proto::Message m;
+  if (!m.ParseFromArray(message.data(), static_cast<int>(message.size()))) {
+    std::fprintf(stderr, "FakeLink: the director sent %zu bytes that are not a proto::Message\n",
+                 message.size());
+    std::abort();
+  }
+  sent.push_back(std::move(m));
+}
+
 proto::Register FakeReplica::Register() const {
   proto::Register r;
   r.set_id(id);
