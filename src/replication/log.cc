@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "replication/digest.h"
 #include "replication/entry_codec.h"
@@ -49,13 +50,32 @@ struct ReplicationLog::Impl {
     VSC_ASSIGN_OR_RETURN(bool row, st.Step());
     return row ? st.ColumnInt64(0) : int64_t{0};
   }
+  // The statements of every group commit, prepared on first use and kept: preparing them
+  // again for every Append cost more than the appends themselves (docs/benchmarks.md, issue 7).
+  std::optional<store::TransactionStatements> txn;
+  std::optional<store::Statement> insert_entry, insert_schema, set_meta;
+
+  Result<store::Statement*> Kept(std::optional<store::Statement>& slot, const char* sql) {
+    if (!slot) {
+      VSC_ASSIGN_OR_RETURN(store::Statement st, db.Prepare(sql, true));
+      slot.emplace(std::move(st));
+    }
+    return &*slot;
+  }
+  Result<store::Transaction> Begin() {
+    if (!txn) {
+      VSC_ASSIGN_OR_RETURN(store::TransactionStatements t,
+                           store::TransactionStatements::Prepare(db));
+      txn.emplace(std::move(t));
+    }
+    return store::Transaction::Begin(*txn);
+  }
   Status SetMeta(const char* key, int64_t value) {
-    VSC_ASSIGN_OR_RETURN(
-        store::Statement st,
-        db.Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)", true));
-    VSC_RETURN_IF_ERROR(st.Bind(1, key));
-    VSC_RETURN_IF_ERROR(st.BindInt64(2, value));
-    return st.Run();
+    VSC_ASSIGN_OR_RETURN(store::Statement * st,
+                         Kept(set_meta, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)"));
+    VSC_RETURN_IF_ERROR(st->Bind(1, key));
+    VSC_RETURN_IF_ERROR(st->BindInt64(2, value));
+    return st->Run();
   }
   Status Load() {
     VSC_ASSIGN_OR_RETURN(int64_t e, MetaInt("epoch"));
@@ -164,16 +184,18 @@ Status ReplicationLog::Append(std::span<const Entry> entries) {
                                 " but the next seq is " + std::to_string(impl_->last_seq + 1 + i));
     }
   }
-  store::Database& db = impl_->db;
   uint64_t added_bytes = 0;
   {
-    VSC_ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
-    VSC_ASSIGN_OR_RETURN(store::Statement ins,
-                         db.Prepare("INSERT INTO entries(seq, epoch, ts, kind, bytes, payload) "
-                                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-                                    true));
-    VSC_ASSIGN_OR_RETURN(store::Statement ddl,
-                         db.Prepare("INSERT INTO schema(seq, sql) VALUES(?1, ?2)", true));
+    VSC_ASSIGN_OR_RETURN(store::Transaction txn, impl_->Begin());
+    VSC_ASSIGN_OR_RETURN(store::Statement * insert,
+                         impl_->Kept(impl_->insert_entry,
+                                     "INSERT INTO entries(seq, epoch, ts, kind, bytes, payload) "
+                                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6)"));
+    VSC_ASSIGN_OR_RETURN(
+        store::Statement * schema,
+        impl_->Kept(impl_->insert_schema, "INSERT INTO schema(seq, sql) VALUES(?1, ?2)"));
+    store::Statement& ins = *insert;
+    store::Statement& ddl = *schema;
     std::string payload;
     for (const Entry& e : entries) {
       payload.clear();
