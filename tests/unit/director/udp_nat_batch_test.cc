@@ -5,19 +5,21 @@
 // sessions in the same batch go on; one-packet scheduling schedules every datagram of a batch
 // on its own; Stop closes the sessions.
 #include <gtest/gtest.h>
+#include <linux/sock_diag.h>
+#include <sys/socket.h>
 
 #include <asio.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/clock.h"
 #include "director/service_view_builder.h"
 #include "director/udp_nat_service.h"
 #include "probe_servers.h"
+#include "support/wait_until.h"
 
 namespace vsc::director {
 namespace {
@@ -36,6 +38,7 @@ class UdpNatBatchTest : public ::testing::Test {
     auto socket = BindUdp(io_, {kLoopback, 0});
     ASSERT_TRUE(socket.ok()) << socket.status().ToString();
     vip_ = socket->local_endpoint();
+    service_fd_ = socket->native_handle();
     vservice::VirtualService vs;
     vs.key = {vservice::Proto::kUdp, vservice::IpAddress::V4(0x7f000001), vip_.port()};
     vs.config.scheduler = "rr";
@@ -61,6 +64,28 @@ class UdpNatBatchTest : public ::testing::Test {
     return c;
   }
   void Send(udp::socket& c, const std::string& msg) { c.send_to(asio::buffer(msg), vip_); }
+
+  // The receive memory the kernel charges a socket for what it holds queued (SO_MEMINFO).
+  static uint32_t QueuedMemory(int fd) {
+    uint32_t mem[SK_MEMINFO_VARS] = {};
+    socklen_t len = sizeof(mem);
+    if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len) != 0) return 0;
+    return mem[SK_MEMINFO_RMEM_ALLOC];
+  }
+  // Waits until the service socket holds `n` datagrams, before the service first reads them
+  // (the io_context runs only in Replies). One small datagram's charge is measured on a scratch
+  // socket; the tests' datagrams are all a few bytes, so each costs the same.
+  void WaitQueued(size_t n) {
+    udp::socket scratch(io_, udp::endpoint(kLoopback, 0));
+    udp::socket sender(io_, udp::endpoint(kLoopback, 0));
+    sender.send_to(asio::buffer(std::string("x1")), scratch.local_endpoint());
+    const int fd = scratch.native_handle();
+    ASSERT_TRUE(test_support::WaitUntil([&] { return QueuedMemory(fd) > 0; }, 5s));
+    const uint32_t one = QueuedMemory(fd);
+    ASSERT_TRUE(test_support::WaitUntil([&] { return QueuedMemory(service_fd_) >= n * one; }, 5s))
+        << "the service socket holds " << QueuedMemory(service_fd_) << " bytes of queue, not " << n
+        << " datagrams of " << one;
+  }
 
   // Runs the service until `want` replies have reached `clients` (`wait` at most); what each got.
   std::vector<std::vector<std::string>> Replies(std::vector<std::unique_ptr<udp::socket>>& clients,
@@ -101,6 +126,7 @@ class UdpNatBatchTest : public ::testing::Test {
   ManualClock clock_;
   std::vector<std::unique_ptr<testing::UdpEcho>> echoes_;
   udp::endpoint vip_;
+  int service_fd_ = -1;  // the service socket, for WaitQueued
   ServiceViewPtr view_;
   std::shared_ptr<UdpNatService> svc_;
 };
@@ -114,7 +140,7 @@ TEST_F(UdpNatBatchTest, ManyClientsInOneBatchEachGetTheirOwnReplies) {
     for (int i = 0; i < 12; ++i)
       Send(*clients[i], "c" + std::to_string(i) + "-m" + std::to_string(m));
   }
-  std::this_thread::sleep_for(20ms);  // loopback delivery into the service socket's queue
+  WaitQueued(24);
   const auto got = Replies(clients, 24);
   for (int i = 0; i < 12; ++i) {
     const std::string c = "c" + std::to_string(i);
@@ -153,7 +179,7 @@ TEST_F(UdpNatBatchTest, ABatchThatFindsASessionExpiredReopensItAndKeepsTheLiveOn
   Send(*clients[1], "d2");
   Send(*clients[2], "c1");
   Send(*clients[0], "a3");
-  std::this_thread::sleep_for(20ms);
+  WaitQueued(4);
   const auto got = Replies(clients, 4);
   EXPECT_EQ(got[0], (std::vector<std::string>{"a2", "a3"}));
   EXPECT_EQ(got[1], std::vector<std::string>{"d2"});
@@ -171,7 +197,7 @@ TEST_F(UdpNatBatchTest, OnePacketSchedulingSchedulesEveryDatagramOfABatchOnItsOw
   std::vector<std::unique_ptr<udp::socket>> clients;
   clients.push_back(Client());
   for (int m = 0; m < 4; ++m) Send(*clients[0], "m" + std::to_string(m));
-  std::this_thread::sleep_for(20ms);
+  WaitQueued(4);
   const auto got = Replies(clients, 4);
   EXPECT_EQ(got[0].size(), 4u);
   EXPECT_EQ(svc_->io_stats().client_receives, 1u);
