@@ -431,6 +431,8 @@ net::HttpResponse AdminApi::Replication() {
                           {"sequencing", s.sequencing},
                           {"reason", s.not_sequencing_reason},
                           {"fenced_epoch", s.fenced_epoch},
+                          {"promoting", s.promoting},
+                          {"promotion", s.promotion},
                           {"fenced_acks", c.fenced_acks.Get()}}},
                         {"replicas", replicas}});
 }

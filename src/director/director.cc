@@ -308,6 +308,7 @@ Status Director::StartReplication() {
   ro.log.retain_entries = config_.log_retain_entries;
   ro.log.retain_bytes = static_cast<uint64_t>(config_.log_retain_bytes);
   ro.require_lease = !config_.etcd_endpoints.empty();
+  ro.promotion_wait = std::chrono::milliseconds(config_.promotion_wait_ms);
   VSC_ASSIGN_OR_RETURN(replicator_, Replicator::Open(control_io_, *plane_, clock_, ro));
   ReadRelayOptions relay;
   relay.timeout = std::chrono::milliseconds(config_.read_timeout_ms);

@@ -97,6 +97,9 @@ void DirectorConfig::Bind(ConfigTable& t) {
          "sequencing, and another one may take over (etcd counts whole seconds)");
   t.Bind("etcd_timeout_ms", &etcd_timeout_ms,
          "bound on one etcd request, per endpoint (at most a third of sequencer_lease_ttl_ms)");
+  t.Bind("promotion_wait_ms", &promotion_wait_ms,
+         "after taking the sequencer lease, how long the director waits for the replicas to "
+         "register before it resumes the log at the highest position they report");
 }
 
 std::string ServicesFilePath(const DirectorConfig& c) {

@@ -66,6 +66,8 @@ std::string_view ReplicationStateName(ReplicationState state) {
       return "DOWN";
     case ReplicationState::kFenced:
       return "FENCED";
+    case ReplicationState::kAwaitingHead:
+      return "AWAITING_HEAD";
   }
   return "?";
 }
@@ -370,6 +372,7 @@ void Replicator::Tick() {
   }
   digests_.ForgetSteps(low);
   verifies_.Tick(now);
+  MaybeFinishPromotion();
   SendSnapshotOrders();
   for (auto& [id, r] : replicas_) Pump(r);
 }
@@ -412,6 +415,8 @@ ReplicationStatus Replicator::GetStatus() const {
   s.sequencing = !not_sequencing;
   s.not_sequencing_reason = not_sequencing.value_or("");
   s.fenced_epoch = fenced_epoch_;
+  s.promoting = promoting_;
+  s.promotion = promotion_outcome_;
   for (const auto& [id, r] : replicas_) {
     ReplicaInfo i;
     i.id = id;

@@ -87,6 +87,9 @@ struct ReplicatorOptions {
   replication::LogOptions log;
   // Sequence only under a held etcd lease (SetLease); the log's epoch is not bumped at Open.
   bool require_lease = false;
+  // Under a lease, how long a director that has just taken it waits for replicas to register
+  // before it chooses the log head from their positions (promotion; replicator_promotion.cc).
+  Duration promotion_wait = std::chrono::milliseconds(1000);
 };
 
 // Where a replica stands in the replication stream (separate from its membership state).
@@ -97,6 +100,7 @@ enum class ReplicationState {
   kDiverged,       // disagreed with its peers; must copy a snapshot
   kDown,           // no control session
   kFenced,         // refused our stream: it follows a newer director's epoch (issue 11)
+  kAwaitingHead,   // registered while this director promotes: placed once the head is chosen
 };
 std::string_view ReplicationStateName(ReplicationState state);
 
@@ -162,6 +166,8 @@ struct ReplicationStatus {
   bool sequencing = true;  // writes are sequenced now
   std::string not_sequencing_reason;
   uint64_t fenced_epoch = 0;  // the newest epoch a replica reported above ours
+  bool promoting = false;     // learning where the replicas stand before sequencing
+  std::string promotion;      // how the last promotion chose the head
 };
 
 // How a registering server takes part in replication.
@@ -244,6 +250,9 @@ class Replicator {
     std::string failed_snapshot_peer;
     uint64_t acks = 0;
     uint64_t entries_sent = 0;
+    // From its Register, for a promotion: its schema, and its content checksum (at seq 0).
+    std::vector<std::string> schema;
+    std::string content_checksum;
   };
   struct Accepted {
     std::vector<replication::Statement> statements;
@@ -260,6 +269,15 @@ class Replicator {
   std::optional<std::string> NotSequencing() const;
   // A replica refused our stream: it follows `epoch`, newer than ours.
   void OnFenced(Replica& r, uint64_t epoch);
+  // Promotion (replicator_promotion.cc): a new lease's epoch was adopted; every replica is held
+  // until the head is chosen, promotion_wait later and with at least one replica registered.
+  void StartPromotion();
+  void MaybeFinishPromotion();
+  void FinishPromotion();
+  // Where the replica stands against the log; the plan DecideCatchUp makes of it.
+  CatchUpPlan PlanFor(const ReplicaPosition& pos) const;
+  // Streams, catches up or orders a snapshot for `r` as `plan` says.
+  void ApplyPlan(Replica& r, const CatchUpPlan& plan, const std::string& ordered_from);
   void Enqueue(Accepted accepted);
   void Flush();
   std::set<std::string> Participants() const;
@@ -324,6 +342,9 @@ class Replicator {
   LeaseView lease_;
   std::string adopt_error_;    // the lease's epoch could not be adopted
   uint64_t fenced_epoch_ = 0;  // newest epoch a replica reported above ours
+  bool promoting_ = false;
+  TimePoint promotion_until_{};
+  std::string promotion_outcome_;
 };
 
 }  // namespace vsc::director

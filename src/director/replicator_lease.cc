@@ -14,6 +14,11 @@ std::optional<std::string> Replicator::NotSequencing() const {
     return "no quorum for the sequencer lease (no keepalive answered within the TTL)";
   }
   if (!adopt_error_.empty()) return "the sequencer lease's epoch was refused: " + adopt_error_;
+  if (promoting_) {
+    return "promoting: learning where every replica stands before sequencing under epoch " +
+           std::to_string(sequencer_->epoch()) +
+           (promotion_outcome_.empty() ? "" : " (" + promotion_outcome_ + ")");
+  }
   if (fenced_epoch_ >= sequencer_->epoch()) {
     return "another director holds the sequencer lease (a replica follows epoch " +
            std::to_string(fenced_epoch_) + ", newer than ours, " +
@@ -35,8 +40,8 @@ void Replicator::SetLease(const LeaseView& view) {
       adopt_error_.clear();
       sequencer_ = std::make_unique<replication::Sequencer>(view.epoch, sequencer_->last_seq(),
                                                             sequencer_->last_ts_micros());
-      spdlog::info("replication: sequencing under epoch {} from seq {}", view.epoch,
-                   sequencer_->last_seq() + 1);
+      spdlog::info("replication: epoch {} adopted at seq {}", view.epoch, sequencer_->last_seq());
+      StartPromotion();
     }
   }
   const bool now = !NotSequencing().has_value();

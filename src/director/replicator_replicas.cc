@@ -55,22 +55,29 @@ sockaddr_in EndpointAddress(const proto::Endpoint* e) {
 
 }  // namespace
 
-Admission Replicator::Admit(const proto::Register& reg) const {
-  Admission a;
-  if (!HasCapability(reg, "sql")) return a;
-  a.replica = true;
-  ReplicaPosition pos;
-  pos.applied_seq = reg.applied_seq();
-  pos.digest = ToDigest(reg.digest());
-  if (pos.applied_seq == 0 && !pos.digest) pos.digest = replication::ZeroDigest();
-  pos.content_checksum = reg.content_checksum();
+CatchUpPlan Replicator::PlanFor(const ReplicaPosition& pos) const {
   LogPosition lp;
   lp.first_seq = log_->first_seq();
   lp.last_seq = sequencer_->last_seq();
   lp.bootstrap_checksum = log_->BootstrapChecksum();
   std::optional<Digest> agreed;
   if (pos.applied_seq > 0 && pos.applied_seq <= lp.last_seq) agreed = AgreedAt(pos.applied_seq);
-  a.plan = DecideCatchUp(pos, lp, agreed);
+  return DecideCatchUp(pos, lp, agreed);
+}
+
+Admission Replicator::Admit(const proto::Register& reg) const {
+  Admission a;
+  if (!HasCapability(reg, "sql")) return a;
+  a.replica = true;
+  // While promoting, the plan waits for the head (Attach holds the replica; FinishPromotion
+  // places it). It serves lookups meanwhile, from the state it registered with.
+  if (promoting_) return a;
+  ReplicaPosition pos;
+  pos.applied_seq = reg.applied_seq();
+  pos.digest = ToDigest(reg.digest());
+  if (pos.applied_seq == 0 && !pos.digest) pos.digest = replication::ZeroDigest();
+  pos.content_checksum = reg.content_checksum();
+  a.plan = PlanFor(pos);
   return a;
 }
 
@@ -102,6 +109,8 @@ void Replicator::Attach(const proto::Register& reg, const Admission& admission,
     r.http_port = static_cast<uint16_t>(http->port());
   }
   r.sql_tcp = EndpointAddress(FindEndpoint(reg, "sql-tcp"));
+  r.schema.assign(reg.schema().begin(), reg.schema().end());
+  r.content_checksum = reg.content_checksum();
   if (const auto* sql = FindEndpoint(reg, "sql-udp")) {
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
@@ -111,7 +120,19 @@ void Replicator::Attach(const proto::Register& reg, const Admission& admission,
       r.has_sql = true;
     }
   }
-  const CatchUpPlan& plan = admission.plan;
+  if (promoting_) {
+    r.failed_snapshot_peer = ordered_from;
+    r.state = ReplicationState::kAwaitingHead;
+    r.reason = "registered at seq " + std::to_string(r.acked_seq) +
+               " while this director learns where every replica stands (promotion)";
+    spdlog::info("replica {} at seq {} registered during the promotion", r.id, r.acked_seq);
+    MaybeFinishPromotion();
+    return;
+  }
+  ApplyPlan(r, admission.plan, ordered_from);
+}
+
+void Replicator::ApplyPlan(Replica& r, const CatchUpPlan& plan, const std::string& ordered_from) {
   if (plan.action == CatchUpPlan::Action::kSnapshot) {
     r.failed_snapshot_peer = ordered_from;
     spdlog::warn("replica {} must copy a snapshot: {}{}", r.id, plan.reason,

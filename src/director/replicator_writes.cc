@@ -57,6 +57,7 @@ void Replicator::Submit(const proto::WriteRequest& request, WriteDone done) {
     Refuse(done, rid, kWriteUnavailable, "unavailable: the director is stopping; not applied");
     return;
   }
+  MaybeFinishPromotion();  // the window may have passed since the last tick
   if (auto why = NotSequencing()) {
     Refuse(done, rid, kWriteUnavailable, "unavailable: " + *why + "; the write was not applied");
     return;

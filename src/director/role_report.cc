@@ -24,6 +24,12 @@ RoleReport ReportRole(int status, const std::optional<nlohmann::json>& body) {
                              ? "active: holds the sequencer lease, epoch " + epoch
                              : "active: sequences writes (no etcd lease required), epoch " + epoch};
   }
+  // Promoting: it holds the lease and waits for the replicas to register, which they do with
+  // the director at the VIP, so the VIP must follow it now.
+  if (s.value("promoting", false)) {
+    return {kRoleActive, "active: holds the sequencer lease, epoch " + epoch + ", promoting (" +
+                             s.value("reason", "") + ")"};
+  }
   std::string reason = s.value("reason", "");
   if (reason.empty()) reason = "no reason given";
   return {kRoleNotActive, "standby: " + reason};

@@ -201,6 +201,9 @@ proto::Message Agent::MakeRegister(const proto::Nonce& challenge, const proto::N
     reg->set_digest(DigestBytes(p.digest));
     if (p.applied_seq == 0) reg->set_content_checksum(p.content_checksum);
   }
+  if (options_.schema) {
+    for (std::string& sql : options_.schema()) reg->add_schema(std::move(sql));
+  }
   reg->set_challenge(proto::NonceString(challenge));
   reg->set_agent_nonce(proto::NonceString(own));
   return m;

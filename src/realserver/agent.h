@@ -60,6 +60,8 @@ struct AgentOptions {
 
   // Replication (each optional). Called on the agent's thread.
   std::function<ReplicaPosition()> position;  // for Register and heartbeats
+  // The database's schema, for Register (a director that takes over adopts it with the head).
+  std::function<std::vector<std::string>()> schema;
   std::function<void(uint64_t session, proto::Replicate message)> on_replicate;
   std::function<void(uint64_t session, const proto::InstallSnapshot& install)> on_install_snapshot;
   std::function<void()> on_session_lost;  // queued work of the old session is now useless

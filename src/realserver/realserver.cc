@@ -13,6 +13,7 @@
 #include "realserver/fronted_service.h"
 #include "realserver/replication_wire.h"
 #include "realserver/snapshot.h"
+#include "replication/mirror.h"
 
 namespace vsc::realserver {
 namespace {
@@ -228,6 +229,12 @@ void RealServer::StartAgent(const asio::ip::tcp::endpoint& director) {
   }
   Replica* replica = replica_.get();
   options.position = [replica] { return replica->position(); };
+  options.schema = [replica] {
+    auto ddl = replication::SchemaMirror::ReadSchema(replica->path());
+    if (!ddl.ok())
+      spdlog::warn("reading the schema for the registration: {}", ddl.status().ToString());
+    return ddl.ok() ? std::move(ddl).value() : std::vector<std::string>{};
+  };
   options.on_replicate = [this](uint64_t session, proto::Replicate message) {
     if (session == install_session_) return;  // a snapshot replaces this stream
     replica_->Submit(session, std::move(message));

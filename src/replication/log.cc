@@ -341,6 +341,36 @@ Result<Digest> ReplicationLog::AgreedDigest(uint64_t seq) const {
   return DigestFromBytes(std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size()));
 }
 
+Status ReplicationLog::Rebase(uint64_t seq, const Digest& digest,
+                              const std::vector<std::string>& ddl) {
+  VSC_RETURN_IF_ERROR(impl_->Writable());
+  store::Database& db = impl_->db;
+  {
+    VSC_ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(db));
+    VSC_RETURN_IF_ERROR(db.Exec("DELETE FROM entries; DELETE FROM agreed; DELETE FROM schema;"));
+    VSC_ASSIGN_OR_RETURN(store::Statement ins,
+                         db.Prepare("INSERT INTO schema(seq, sql) VALUES(?1, ?2)"));
+    for (const std::string& sql : ddl) {
+      VSC_RETURN_IF_ERROR(ins.BindInt64(1, static_cast<int64_t>(seq)));
+      VSC_RETURN_IF_ERROR(ins.Bind(2, std::string_view(sql)));
+      VSC_RETURN_IF_ERROR(ins.Run());
+    }
+    if (seq > 0) {
+      VSC_ASSIGN_OR_RETURN(store::Statement agreed,
+                           db.Prepare("INSERT INTO agreed(seq, digest) VALUES(?1, ?2)"));
+      VSC_RETURN_IF_ERROR(agreed.BindInt64(1, static_cast<int64_t>(seq)));
+      VSC_RETURN_IF_ERROR(agreed.Bind(2, std::span<const uint8_t>(digest.data(), digest.size())));
+      VSC_RETURN_IF_ERROR(agreed.Run());
+    }
+    VSC_RETURN_IF_ERROR(impl_->SetMeta("last_seq", static_cast<int64_t>(seq)));
+    VSC_RETURN_IF_ERROR(txn.Commit());
+  }
+  impl_->last_seq = seq;
+  impl_->first_seq = seq + 1;
+  impl_->total_bytes = 0;
+  return Status::Ok();
+}
+
 Result<uint64_t> ReplicationLog::Trim() {
   VSC_RETURN_IF_ERROR(impl_->Writable());
   Impl& d = *impl_;

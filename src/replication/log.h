@@ -72,6 +72,11 @@ class ReplicationLog {
   // returning replica's digest can be checked; NotFound when not recorded or trimmed.
   Status SetAgreedDigest(uint64_t seq, const Digest& digest);
   Result<Digest> AgreedDigest(uint64_t seq) const;
+  // Restarts the log after `seq` (promotion, issue 11: the replicas' head, which this log does
+  // not hold): in one transaction every entry and agreed digest goes, `digest` becomes the
+  // agreed digest at `seq`, and `ddl` (the schema of a replica at `seq`) the whole schema. The
+  // epoch, the last timestamp and the bootstrap stay. Then first_seq() is seq + 1.
+  Status Rebase(uint64_t seq, const Digest& digest, const std::vector<std::string>& ddl);
   // Applies the retention window. Returns entries trimmed.
   Result<uint64_t> Trim();
 

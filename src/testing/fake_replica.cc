@@ -41,6 +41,7 @@ proto::Register FakeReplica::Register() const {
   r.set_applied_seq(applied);
   r.set_digest(std::string(reinterpret_cast<const char*>(digest.data()), digest.size()));
   r.set_content_checksum(content_checksum);
+  for (const std::string& sql : schema) r.add_schema(sql);
   return r;
 }
 

@@ -42,6 +42,7 @@ struct FakeReplica {
   uint64_t session = 0;          // the control session it registers on (one per replica here)
   uint64_t gaps = 0;             // entries received that did not follow `applied` (a director bug)
   uint16_t sql_udp_port = 9001;  // where the director forwards reads (a test's socket)
+  std::vector<std::string> schema;  // sent in its Register (a promoting director adopts it)
 
   // Registers with the endpoints lookup-udp 9000, sql-udp `sql_udp_port`, http 9002 on
   // 127.0.0.1 and the capability "sql", at its current applied seq and digest.

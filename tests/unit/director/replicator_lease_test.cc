@@ -19,6 +19,9 @@ class ReplicatorLeaseTest : public testing::ReplicatorFixture {
   void SetUp() override {
     ReplicatorFixture::SetUp();
     options_.require_lease = true;
+    // These tests are about the lease: the head is chosen as soon as a replica stands somewhere
+    // (replicator_promotion_test.cc waits for the replicas).
+    options_.promotion_wait = Duration::zero();
   }
   // Opens the replicator with one replica in sync.
   FakeReplica OpenWithReplica() {
@@ -79,7 +82,9 @@ TEST_F(ReplicatorLeaseTest, AHeldLeaseSequencesUnderItsEpochAndTheLogKeepsIt) {
   Poll();
   EXPECT_NE(Refusal(old).find("is not above the log's epoch"), std::string::npos);
   EXPECT_EQ(rep_->last_seq(), 1u);
-  // A later claim with a newer epoch is adopted.
+  // A later claim with a newer epoch is adopted; the director sequences under it once a replica
+  // has said where it stands (promotion): rs1, at the log's head.
+  Rejoin(a);
   rep_->SetLease(Held(kEpoch + 1));
   EXPECT_TRUE(rep_->GetStatus().sequencing) << rep_->GetStatus().not_sequencing_reason;
   EXPECT_EQ(rep_->GetStatus().epoch, kEpoch + 1);

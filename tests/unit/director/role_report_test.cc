@@ -19,6 +19,16 @@ TEST(RoleReportTest, TheLeaseHolderIsActive) {
   EXPECT_EQ(r.line, "active: holds the sequencer lease, epoch 4294967302");
 }
 
+TEST(RoleReportTest, APromotingLeaseHolderIsActiveSoTheVipAndItsServersReachIt) {
+  json j = Replication(true, false, "promoting: learning where every replica stands");
+  j["sequencer"]["promoting"] = true;
+  RoleReport r = ReportRole(200, j);
+  EXPECT_EQ(r.exit_code, kRoleActive);
+  EXPECT_EQ(r.line,
+            "active: holds the sequencer lease, epoch 4294967302, promoting (promoting: learning "
+            "where every replica stands)");
+}
+
 TEST(RoleReportTest, ADirectorWithoutTheLeaseIsStandbyAndSaysWhy) {
   for (const std::string reason :
        {"another director holds the sequencer lease (director with write port 10.0.0.9:7300, "

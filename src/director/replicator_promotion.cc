@@ -1,0 +1,147 @@
+// The Replicator's promotion (issue 11): a director that has just taken the sequencer lease
+// learns where every replica stands before it sequences anything, takes the highest position as
+// its log head (promotion.h says why no acknowledged write is lost that way), rebases its own log
+// on it when that log does not hold the head's history, and places every replica against the
+// new head: in sync, catching up from the log, or copying a snapshot from a replica at the head.
+#include <spdlog/spdlog.h>
+
+#include "director/promotion.h"
+#include "director/replicator.h"
+#include "replication/digest.h"
+
+namespace vsc::director {
+
+using replication::Digest;
+
+namespace {
+
+// A replica whose position counts for the head: registered with this director, and neither
+// fenced (it follows another director: its position is not known until it registers again) nor
+// waiting for a snapshot.
+bool Candidate(ReplicationState state) {
+  return state == ReplicationState::kInSync || state == ReplicationState::kCatchingUp ||
+         state == ReplicationState::kAwaitingHead;
+}
+
+// Answers every writer still waiting when a rebase drops the log: an entry beyond the head was
+// applied by no replica, and none will apply it; one at or below it may or may not be what the
+// replicas applied at its seq.
+template <typename Waiting, typename Done>
+void AnswerDropped(Waiting& waiting, uint64_t head, uint64_t epoch, Done&& on_answered) {
+  for (auto it = waiting.begin(); it != waiting.end();) {
+    const std::string seq = std::to_string(it->first);
+    proto::WriteResponse resp;
+    resp.set_request_id(it->second.request_id);
+    resp.set_ok(false);
+    resp.set_seq(it->first);
+    resp.set_epoch(epoch);
+    if (it->first > head) {
+      resp.set_code(kWriteUnavailable);
+      resp.set_error("unavailable: seq " + seq +
+                     " was applied by no replica when this director took the sequencer lease "
+                     "again; the write was not applied");
+    } else {
+      resp.set_code(kWriteUnknown);
+      resp.set_error("outcome unknown: the replicas passed seq " + seq +
+                     " under a history this director's log does not hold");
+    }
+    on_answered(it->second.bytes);
+    auto done = std::move(it->second.done);
+    it = waiting.erase(it);
+    done(resp);
+  }
+}
+
+}  // namespace
+
+void Replicator::StartPromotion() {
+  // Replicas streaming from this log stay as they are (their history is this log's) until the
+  // head is chosen; nothing new is sequenced or sent meanwhile (NotSequencing).
+  promoting_ = true;
+  promotion_until_ = clock_.Now() + options_.promotion_wait;
+  spdlog::info("replication: promotion under epoch {}: waiting {} ms for the replicas' positions",
+               sequencer_->epoch(), ToMillis(options_.promotion_wait));
+  MaybeFinishPromotion();
+}
+
+void Replicator::MaybeFinishPromotion() {
+  if (!promoting_ || clock_.Now() < promotion_until_) return;
+  for (const auto& [id, r] : replicas_) {
+    if (r.link && Candidate(r.state)) {
+      FinishPromotion();
+      return;
+    }
+  }
+}
+
+void Replicator::FinishPromotion() {
+  std::vector<HeadCandidate> candidates;
+  for (const auto& [id, r] : replicas_) {
+    if (!r.link || !Candidate(r.state)) continue;
+    candidates.push_back(HeadCandidate{id, r.acked_seq, r.digest, !r.schema.empty()});
+  }
+  std::optional<HeadChoice> head = PickHead(candidates);
+  if (!head) return;
+  const uint64_t log_last = sequencer_->last_seq();
+  std::optional<Digest> agreed;
+  if (head->seq > 0 && head->seq <= log_last) agreed = AgreedAt(head->seq);
+  HeadChoice choice = DecideRebase(*head, log_last, agreed);
+  if (choice.rebase) {
+    const std::vector<std::string>& ddl = replicas_.at(choice.source).schema;
+    if (ddl.empty()) {
+      spdlog::error("promotion: the head replica {} sent no schema; waiting for one that does",
+                    choice.source);
+      return;
+    }
+    auto mirror = replication::SchemaMirror::Create();
+    Status s = mirror.ok() ? (*mirror)->LoadSchema(ddl) : mirror.status();
+    if (s.ok()) s = log_->Rebase(choice.seq, choice.digest, ddl);
+    if (!s.ok()) {
+      spdlog::error("promotion: rebasing the log on seq {}: {}", choice.seq, s.ToString());
+      promotion_outcome_ = "rebasing the log failed: " + s.message();
+      return;  // still promoting: writes stay refused, the next tick tries again
+    }
+    mirror_ = std::move(mirror).value();
+    AnswerDropped(waiting_, choice.seq, sequencer_->epoch(),
+                  [this](uint64_t bytes) { queued_bytes_ -= bytes; });
+    tracker_ = replication::CommitTracker(options_.policy);
+    sequencer_ = std::make_unique<replication::Sequencer>(sequencer_->epoch(), choice.seq,
+                                                          sequencer_->last_ts_micros());
+    recent_.clear();
+    recent_bytes_ = 0;
+    recent_first_ = choice.seq + 1;
+    committed_seq_ = choice.seq;
+    digests_ = DigestFollower();
+    if (choice.seq > 0) digests_.RecordAgreed(choice.seq, choice.digest);
+    agreed_persisted_ = choice.seq;
+    for (auto& [id, r] : replicas_) {
+      if (!r.link || !Candidate(r.state)) continue;
+      // What it was streamed came from the dropped log: it is placed against the new head.
+      r.window.Reset();
+      r.in_flight.clear();
+      r.tracked_from = UINT64_MAX;
+      r.state = ReplicationState::kAwaitingHead;
+    }
+  }
+  promoting_ = false;
+  promotion_outcome_ = choice.reason;
+  spdlog::info("replication: promotion done under epoch {}: {}", sequencer_->epoch(),
+               choice.reason);
+  for (auto& [id, r] : replicas_) {
+    if (!r.link || r.state != ReplicationState::kAwaitingHead) continue;
+    ReplicaPosition pos;
+    pos.applied_seq = r.acked_seq;
+    pos.digest = r.digest;
+    pos.content_checksum = r.content_checksum;
+    const CatchUpPlan plan = PlanFor(pos);
+    if (plan.action == CatchUpPlan::Action::kStream && plan.needs_catch_up &&
+        plane_.BeginCatchUp(id, "replication: behind the promoted head", clock_.Now()).ok()) {
+      Notify(membership_changed_);
+    }
+    ApplyPlan(r, plan, r.failed_snapshot_peer);
+  }
+  SendSnapshotOrders();
+  PumpAll();
+}
+
+}  // namespace vsc::director
