@@ -274,6 +274,10 @@ class Replicator {
   void StartPromotion();
   void MaybeFinishPromotion();
   void FinishPromotion();
+  // Registrations are held (kAwaitingHead) while a director under a lease does not sequence.
+  bool HoldsRegistrations() const { return options_.require_lease && NotSequencing().has_value(); }
+  // Places every held replica against the log, once this director sequences.
+  void PlaceHeldReplicas();
   // Where the replica stands against the log; the plan DecideCatchUp makes of it.
   CatchUpPlan PlanFor(const ReplicaPosition& pos) const;
   // Streams, catches up or orders a snapshot for `r` as `plan` says.

@@ -46,6 +46,7 @@ void Replicator::SetLease(const LeaseView& view) {
   }
   const bool now = !NotSequencing().has_value();
   if (now && !was) {
+    PlaceHeldReplicas();
     PumpAll();
     SendSnapshotOrders();
   }

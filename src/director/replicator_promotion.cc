@@ -127,6 +127,10 @@ void Replicator::FinishPromotion() {
   promotion_outcome_ = choice.reason;
   spdlog::info("replication: promotion done under epoch {}: {}", sequencer_->epoch(),
                choice.reason);
+  PlaceHeldReplicas();
+}
+
+void Replicator::PlaceHeldReplicas() {
   for (auto& [id, r] : replicas_) {
     if (!r.link || r.state != ReplicationState::kAwaitingHead) continue;
     ReplicaPosition pos;
@@ -135,7 +139,7 @@ void Replicator::FinishPromotion() {
     pos.content_checksum = r.content_checksum;
     const CatchUpPlan plan = PlanFor(pos);
     if (plan.action == CatchUpPlan::Action::kStream && plan.needs_catch_up &&
-        plane_.BeginCatchUp(id, "replication: behind the promoted head", clock_.Now()).ok()) {
+        plane_.BeginCatchUp(id, "replication: behind the log's head", clock_.Now()).ok()) {
       Notify(membership_changed_);
     }
     ApplyPlan(r, plan, r.failed_snapshot_peer);

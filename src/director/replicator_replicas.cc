@@ -69,9 +69,10 @@ Admission Replicator::Admit(const proto::Register& reg) const {
   Admission a;
   if (!HasCapability(reg, "sql")) return a;
   a.replica = true;
-  // While promoting, the plan waits for the head (Attach holds the replica; FinishPromotion
-  // places it). It serves lookups meanwhile, from the state it registered with.
-  if (promoting_) return a;
+  // Under a lease, while not sequencing (no lease yet, lost, or promoting), its position cannot
+  // be judged against a log another director may have overtaken: the plan waits (Attach holds
+  // the replica; PlaceHeldReplicas places it). It serves lookups meanwhile.
+  if (HoldsRegistrations()) return a;
   ReplicaPosition pos;
   pos.applied_seq = reg.applied_seq();
   pos.digest = ToDigest(reg.digest());
@@ -120,12 +121,13 @@ void Replicator::Attach(const proto::Register& reg, const Admission& admission,
       r.has_sql = true;
     }
   }
-  if (promoting_) {
+  if (HoldsRegistrations()) {
     r.failed_snapshot_peer = ordered_from;
     r.state = ReplicationState::kAwaitingHead;
     r.reason = "registered at seq " + std::to_string(r.acked_seq) +
-               " while this director learns where every replica stands (promotion)";
-    spdlog::info("replica {} at seq {} registered during the promotion", r.id, r.acked_seq);
+               " while this director does not sequence: placed when it does (" +
+               NotSequencing().value_or("") + ")";
+    spdlog::info("replica {} at seq {} held until this director sequences", r.id, r.acked_seq);
     MaybeFinishPromotion();
     return;
   }

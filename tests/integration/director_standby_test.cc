@@ -30,6 +30,7 @@ struct Director {
   std::unique_ptr<Subprocess> process;
   uint16_t admin_port = 0;
   uint16_t write_port = 0;
+  uint16_t sql_port = 0;
   std::string token;
 };
 
@@ -70,15 +71,15 @@ class DirectorStandbyTest : public ClusterTest {
         << "director A never took the sequencer lease";
   }
 
-  // Director B: the same configuration, its own log, ports and token.
-  void StartB() {
+  // Director B: the same configuration, its own log, ports and token; `control_port` 0 = any.
+  void StartB(uint16_t control_port = 0) {
     const std::string dir = work_dir_ + "/b";
     std::filesystem::create_directories(dir);
     SpawnOptions so;
     so.argv = {VSC_BINARY,           "director",
                "--key-file",         cluster_->key_file(),
                "--lookup-port",      "0",
-               "--control-port",     "0",
+               "--control-port",     std::to_string(control_port),
                "--heartbeat-port",   "0",
                "--admin-port",       "0",
                "--ring-port",        "0",
@@ -100,6 +101,7 @@ class DirectorStandbyTest : public ClusterTest {
     const json j = json::parse(*ready);
     b_.admin_port = j.at("admin_port").get<uint16_t>();
     b_.write_port = j.at("write_port").get<uint16_t>();
+    b_.sql_port = j.at("sql_port").get<uint16_t>();
     b_.token = ReadFile(dir + "/token");
     while (!b_.token.empty() && b_.token.back() == '\n') b_.token.pop_back();
   }
@@ -124,6 +126,18 @@ class DirectorStandbyTest : public ClusterTest {
   static uint64_t Epoch(uint16_t admin_port, const std::string& token) {
     auto j = Replication(admin_port, token);
     return j ? j->value("epoch", uint64_t{0}) : 0;
+  }
+
+  // The size of resource 7, read through a director's SQL port once a replica is at `min_seq`.
+  std::optional<int64_t> Size7(uint16_t sql_port, uint64_t min_seq) {
+    auto key = proto::ClusterKey::FromFile(cluster_->key_file());
+    if (!key.ok()) return std::nullopt;
+    auto rc = client::ReadClient::Open("127.0.0.1", sql_port, *key, 5s);
+    if (!rc.ok()) return std::nullopt;
+    auto r =
+        rc->Query(client::MakeStatement("SELECT size FROM resources WHERE id = 7", {}), min_seq);
+    if (!r.ok() || !r->ok() || r->rows_size() != 1) return std::nullopt;
+    return r->rows(0).values(0).integer();
   }
 
   // One UPDATE through a director's write port: its answer.
@@ -187,6 +201,54 @@ TEST_F(DirectorStandbyTest, TheStandbyRefusesWritesAndTakesOverAfterAKill9UnderA
   EXPECT_FALSE(Contains(on_b.error(), "another director holds")) << on_b.error();
   EXPECT_TRUE(Contains(on_b.error(), "promoting: learning where every replica stands"))
       << on_b.error();
+}
+
+// Promotion: B comes up at A's control address after a kill -9 of A (as a VIP moving would
+// make it), takes the lease, learns where A's replicas stand and resumes the log there: every
+// write A acknowledged is kept and the next write follows them.
+TEST_F(DirectorStandbyTest, ANewDirectorResumesWhereTheOldOnesReplicasStandAndLosesNoAckedWrite) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster([this](bench::LocalClusterOptions& o) {
+    o.replication = true;
+    o.real_servers = 2;
+    o.director_extra_args = LeaseArgs();
+  }));
+  ASSERT_TRUE(WaitUntil([&] { return Sequencing(cluster_->admin_port(), cluster_->admin_token()); },
+                        10s, 20ms));
+  const auto before = Size7(cluster_->sql_port(), 0);
+  ASSERT_TRUE(before.has_value());
+  constexpr int kAcked = 20;
+  uint64_t last_seq = 0;
+  for (int i = 0; i < kAcked; ++i) {
+    proto::WriteResponse w = Write(cluster_->write_port());
+    ASSERT_TRUE(w.ok()) << w.error();
+    last_seq = w.seq();
+  }
+  const uint16_t control = cluster_->control_port();
+  ASSERT_TRUE(cluster_->SignalDirector(SIGKILL).ok());
+  const TimePoint killed = clock_.Now();
+  ASSERT_NO_FATAL_FAILURE(StartB(control));
+  proto::WriteResponse next;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        next = Write(b_.write_port);
+        return next.ok();
+      },
+      20s, 50ms))
+      << "B never sequenced: " << next.error();
+  std::printf("first write committed on B %.0f ms after the kill -9 (TTL %u ms)\n",
+              ToMillis(clock_.Now() - killed), kTtlMs);
+  EXPECT_EQ(next.seq(), last_seq + 1) << "the log resumes after A's last acknowledged write";
+  EXPECT_GT(next.epoch(), uint64_t{1} << 32);
+  auto j = Replication(b_.admin_port, b_.token);
+  ASSERT_TRUE(j.has_value());
+  EXPECT_TRUE(Contains((*j)["sequencer"].value("promotion", ""),
+                       "the log restarts after the replicas' head seq " + std::to_string(last_seq)))
+      << j->dump();
+  // Both replicas hold every write A acknowledged, and B's.
+  for (const auto& r : (*j)["replicas"]) {
+    EXPECT_EQ(r.value("replication", ""), "IN_SYNC") << r.dump();
+  }
+  EXPECT_EQ(Size7(b_.sql_port, next.seq()), *before + kAcked + 1);
 }
 
 TEST_F(DirectorStandbyTest, WithoutAnEtcdQuorumWritesAreRefusedAndLookupsGoOn) {
