@@ -1,6 +1,6 @@
-// ChooseHead: where a director that has just taken the sequencer lease (issue 11, promotion)
-// resumes the log, from where the replicas that registered with it stand. Pure: the Replicator
-// gathers the positions and applies the answer (replicator_promotion.cc).
+// PickHead and DecideRebase: where a director that has just taken the sequencer lease (issue 11,
+// promotion) resumes the log, from where the replicas that registered with it stand. Pure: the
+// Replicator gathers the positions and applies the answer (replicator_promotion.cc).
 //
 // The rule: the head is the highest applied seq any replica reports. Under policy `all` every
 // in-sync replica held every acknowledged write, and under `majority` or `one` at least one

@@ -126,10 +126,7 @@ Result<std::unique_ptr<Replicator>> Replicator::Open(asio::io_context& io, Contr
   if (!schema.ok()) return schema.status().Annotate("reading the schema from the log");
   VSC_RETURN_IF_ERROR(r->mirror_->LoadSchema(*schema).Annotate("loading the schema mirror"));
   const uint64_t last = r->log_->last_seq();
-  r->sequencer_ =
-      std::make_unique<replication::Sequencer>(r->log_->epoch(), last, r->log_->last_ts_micros());
-  r->recent_first_ = last + 1;
-  r->committed_seq_ = last;
+  r->ResumeAfter(r->log_->epoch(), last, r->log_->last_ts_micros());
   spdlog::info("replication: epoch {}, log holds seq {}..{}, policy {}", r->log_->epoch(),
                r->log_->first_seq(), last, replication::CommitPolicyName(o.policy));
   return r;
@@ -165,24 +162,42 @@ void Replicator::Stop() {
     }
   }
   batch_.clear();
-  for (auto& [seq, w] : waiting_) {
-    proto::WriteResponse resp;
-    resp.set_request_id(w.request_id);
-    resp.set_ok(false);
-    resp.set_code(kWriteUnknown);
-    resp.set_seq(seq);
-    resp.set_epoch(sequencer_->epoch());
-    resp.set_error("outcome unknown: the director stopped after sequencing seq " +
-                   std::to_string(seq) +
-                   " and before the commit policy was met; the write is in the log and will "
-                   "reach every replica");
-    w.done(resp);
-  }
-  waiting_.clear();
+  FailWaiting([](uint64_t seq) {
+    return std::pair{kWriteUnknown,
+                     "outcome unknown: the director stopped after sequencing seq " +
+                         std::to_string(seq) +
+                         " and before the commit policy was met; the write is in the log and "
+                         "will reach every replica"};
+  });
   queued_bytes_ = 0;
   if (auto latest = digests_.LatestAgreed(); latest && latest->first > agreed_persisted_) {
     (void)log_->SetAgreedDigest(latest->first, latest->second);
   }
+}
+
+void Replicator::FailWaiting(
+    const std::function<std::pair<int, std::string>(uint64_t seq)>& outcome) {
+  for (auto& [seq, w] : waiting_) {
+    auto [code, error] = outcome(seq);
+    proto::WriteResponse resp;
+    resp.set_request_id(w.request_id);
+    resp.set_ok(false);
+    resp.set_code(code);
+    resp.set_seq(seq);
+    resp.set_epoch(sequencer_->epoch());
+    resp.set_error(std::move(error));
+    queued_bytes_ -= w.bytes;
+    w.done(resp);
+  }
+  waiting_.clear();
+}
+
+void Replicator::ResumeAfter(uint64_t epoch, uint64_t seq, int64_t ts) {
+  sequencer_ = std::make_unique<replication::Sequencer>(epoch, seq, ts);
+  recent_.clear();
+  recent_bytes_ = 0;
+  recent_first_ = seq + 1;
+  committed_seq_ = seq;
 }
 
 // ---- snapshots ----------------------------------------------------------------------------

@@ -274,6 +274,12 @@ class Replicator {
   void StartPromotion();
   void MaybeFinishPromotion();
   void FinishPromotion();
+  // Answers every writer still waiting for a decision with ok = false and `outcome(seq)`'s code
+  // and error, and forgets them.
+  void FailWaiting(const std::function<std::pair<int, std::string>(uint64_t seq)>& outcome);
+  // Sequences on after `seq` (its last timestamp `ts`) with nothing recent in memory: at Open and
+  // when a promotion rebases the log.
+  void ResumeAfter(uint64_t epoch, uint64_t seq, int64_t ts);
   // Registrations are held (kAwaitingHead) while a director under a lease does not sequence.
   bool HoldsRegistrations() const { return options_.require_lease && NotSequencing().has_value(); }
   // Places every held replica against the log, once this director sequences.

@@ -45,11 +45,7 @@ void Replicator::SetLease(const LeaseView& view) {
     }
   }
   const bool now = !NotSequencing().has_value();
-  if (now && !was) {
-    PlaceHeldReplicas();
-    PumpAll();
-    SendSnapshotOrders();
-  }
+  if (now && !was) PlaceHeldReplicas();  // which also orders snapshots and pumps every stream
 }
 
 void Replicator::OnFenced(Replica& r, uint64_t epoch) {

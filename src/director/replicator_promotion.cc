@@ -23,35 +23,6 @@ bool Candidate(ReplicationState state) {
          state == ReplicationState::kAwaitingHead;
 }
 
-// Answers every writer still waiting when a rebase drops the log: an entry beyond the head was
-// applied by no replica, and none will apply it; one at or below it may or may not be what the
-// replicas applied at its seq.
-template <typename Waiting, typename Done>
-void AnswerDropped(Waiting& waiting, uint64_t head, uint64_t epoch, Done&& on_answered) {
-  for (auto it = waiting.begin(); it != waiting.end();) {
-    const std::string seq = std::to_string(it->first);
-    proto::WriteResponse resp;
-    resp.set_request_id(it->second.request_id);
-    resp.set_ok(false);
-    resp.set_seq(it->first);
-    resp.set_epoch(epoch);
-    if (it->first > head) {
-      resp.set_code(kWriteUnavailable);
-      resp.set_error("unavailable: seq " + seq +
-                     " was applied by no replica when this director took the sequencer lease "
-                     "again; the write was not applied");
-    } else {
-      resp.set_code(kWriteUnknown);
-      resp.set_error("outcome unknown: the replicas passed seq " + seq +
-                     " under a history this director's log does not hold");
-    }
-    on_answered(it->second.bytes);
-    auto done = std::move(it->second.done);
-    it = waiting.erase(it);
-    done(resp);
-  }
-}
-
 }  // namespace
 
 void Replicator::StartPromotion() {
@@ -102,15 +73,21 @@ void Replicator::FinishPromotion() {
       return;  // still promoting: writes stay refused, the next tick tries again
     }
     mirror_ = std::move(mirror).value();
-    AnswerDropped(waiting_, choice.seq, sequencer_->epoch(),
-                  [this](uint64_t bytes) { queued_bytes_ -= bytes; });
+    // An entry beyond the head was applied by no replica, and none will apply it; one at or
+    // below it may or may not be what the replicas applied at its seq.
+    FailWaiting([head = choice.seq](uint64_t seq) {
+      const std::string n = std::to_string(seq);
+      if (seq > head) {
+        return std::pair{kWriteUnavailable,
+                         "unavailable: seq " + n +
+                             " was applied by no replica when this director took the sequencer "
+                             "lease again; the write was not applied"};
+      }
+      return std::pair{kWriteUnknown, "outcome unknown: the replicas passed seq " + n +
+                                          " under a history this director's log does not hold"};
+    });
     tracker_ = replication::CommitTracker(options_.policy);
-    sequencer_ = std::make_unique<replication::Sequencer>(sequencer_->epoch(), choice.seq,
-                                                          sequencer_->last_ts_micros());
-    recent_.clear();
-    recent_bytes_ = 0;
-    recent_first_ = choice.seq + 1;
-    committed_seq_ = choice.seq;
+    ResumeAfter(sequencer_->epoch(), choice.seq, sequencer_->last_ts_micros());
     digests_ = DigestFollower();
     if (choice.seq > 0) digests_.RecordAgreed(choice.seq, choice.digest);
     agreed_persisted_ = choice.seq;
@@ -137,12 +114,7 @@ void Replicator::PlaceHeldReplicas() {
     pos.applied_seq = r.acked_seq;
     pos.digest = r.digest;
     pos.content_checksum = r.content_checksum;
-    const CatchUpPlan plan = PlanFor(pos);
-    if (plan.action == CatchUpPlan::Action::kStream && plan.needs_catch_up &&
-        plane_.BeginCatchUp(id, "replication: behind the log's head", clock_.Now()).ok()) {
-      Notify(membership_changed_);
-    }
-    ApplyPlan(r, plan, r.failed_snapshot_peer);
+    ApplyPlan(r, PlanFor(pos), r.failed_snapshot_peer);
   }
   SendSnapshotOrders();
   PumpAll();

@@ -145,6 +145,11 @@ void Replicator::ApplyPlan(Replica& r, const CatchUpPlan& plan, const std::strin
   r.failed_snapshot_peer.clear();
   r.next_seq = plan.from_seq;
   if (plan.needs_catch_up) {
+    // Out of service until caught up (a registration that needed it is CATCHING_UP already; a
+    // replica held while this director did not sequence is placed here).
+    if (plane_.BeginCatchUp(r.id, "replication: behind the log's head", clock_.Now()).ok()) {
+      Notify(membership_changed_);
+    }
     r.state = ReplicationState::kCatchingUp;
     r.reason = "replaying seq " + std::to_string(plan.from_seq) + ".." +
                std::to_string(last_seq()) + " from the log";

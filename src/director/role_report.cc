@@ -27,8 +27,8 @@ RoleReport ReportRole(int status, const std::optional<nlohmann::json>& body) {
   // Promoting: it holds the lease and waits for the replicas to register, which they do with
   // the director at the VIP, so the VIP must follow it now.
   if (s.value("promoting", false)) {
-    return {kRoleActive, "active: holds the sequencer lease, epoch " + epoch + ", promoting (" +
-                             s.value("reason", "") + ")"};
+    return {kRoleActive, "active: holds the sequencer lease, epoch " + epoch + "; " +
+                             s.value("reason", "promoting")};
   }
   std::string reason = s.value("reason", "");
   if (reason.empty()) reason = "no reason given";

@@ -245,6 +245,7 @@ TEST_F(DirectorStandbyTest, ANewDirectorResumesWhereTheOldOnesReplicasStandAndLo
                        "the log restarts after the replicas' head seq " + std::to_string(last_seq)))
       << j->dump();
   // Both replicas hold every write A acknowledged, and B's.
+  ASSERT_EQ((*j)["replicas"].size(), 2u) << j->dump();
   for (const auto& r : (*j)["replicas"]) {
     EXPECT_EQ(r.value("replication", ""), "IN_SYNC") << r.dump();
   }

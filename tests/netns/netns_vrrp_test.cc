@@ -51,7 +51,8 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// What `vsc adm role` said: its exit code (0 active, 1 standby, 2 cannot ask) and its line.
+// What `vsc adm` said: its exit code (for role: 0 active, 1 standby, 2 cannot ask) and its
+// output's tail.
 struct RoleAnswer {
   int exit_code = 2;
   std::string line;
@@ -253,22 +254,24 @@ class NetnsVrrpTest : public ::testing::Test {
     return out.ok() && Contains(*out, std::string(" ") + kVip + "/");
   }
 
-  // `vsc adm role` run inside director d's namespace, as keepalived runs it.
-  RoleAnswer Role(int d) const {
+  // `vsc adm SUBCOMMAND` run inside director d's namespace, as keepalived runs its scripts: the
+  // exit code (2 when it could not run or did not end within `timeout`) and its output.
+  RoleAnswer Adm(int d, const std::string& subcommand, Duration timeout) const {
     SpawnOptions so;
     so.argv = {IpTool(),       "netns",      "exec",         topo_->Namespace(kDirectors[d]),
                VSC_BINARY,     "adm",        "--admin-port", std::to_string(kAdminPort),
-               "--token-file", TokenFile(d), "role"};
-    so.log_path = dir_ + "/role-" + Suffix(d) + ".out";
+               "--token-file", TokenFile(d), subcommand};
+    so.log_path = dir_ + "/" + subcommand + "-" + Suffix(d) + ".out";
     std::error_code ec;
     std::filesystem::remove(so.log_path, ec);
     auto p = Subprocess::Spawn(so);
     if (!p.ok()) return {2, p.status().ToString()};
-    auto code = p->Wait(5s);
+    auto code = p->Wait(timeout);
     std::string line = Tail(so.log_path);
     while (!line.empty() && line.back() == '\n') line.pop_back();
     return {code.value_or(2), line};
   }
+  RoleAnswer Role(int d) const { return Adm(d, "role", 5s); }
 
   int ActiveServers(int d) const {
     Result<net::HttpResponse> r = Unavailable("not asked");
@@ -308,16 +311,10 @@ class NetnsVrrpTest : public ::testing::Test {
 
   // `vsc adm verify` in director d's namespace: every replica's checksum at one marker agrees.
   bool VerifyOk(int d) const {
-    SpawnOptions so;
-    so.argv = {IpTool(),       "netns",      "exec",         topo_->Namespace(kDirectors[d]),
-               VSC_BINARY,     "adm",        "--admin-port", std::to_string(kAdminPort),
-               "--token-file", TokenFile(d), "verify"};
-    so.log_path = dir_ + "/verify-" + Suffix(d) + ".out";
-    auto p = Subprocess::Spawn(so);
-    if (!p.ok()) return false;
-    const bool ok = p->Wait(15s).value_or(1) == 0;
-    if (!ok) std::printf("vsc adm verify: %s\n", Tail(so.log_path).c_str());
-    return ok;
+    const RoleAnswer a = Adm(d, "verify", 15s);
+    if (a.exit_code != 0)
+      std::printf("vsc adm verify (exit %d): %s\n", a.exit_code, a.line.c_str());
+    return a.exit_code == 0;
   }
 
   // Whether a director accepts the client's TCP connection at VIP:lookup port within `timeout`.

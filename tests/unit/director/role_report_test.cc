@@ -25,8 +25,8 @@ TEST(RoleReportTest, APromotingLeaseHolderIsActiveSoTheVipAndItsServersReachIt) 
   RoleReport r = ReportRole(200, j);
   EXPECT_EQ(r.exit_code, kRoleActive);
   EXPECT_EQ(r.line,
-            "active: holds the sequencer lease, epoch 4294967302, promoting (promoting: learning "
-            "where every replica stands)");
+            "active: holds the sequencer lease, epoch 4294967302; promoting: learning where every "
+            "replica stands");
 }
 
 TEST(RoleReportTest, ADirectorWithoutTheLeaseIsStandbyAndSaysWhy) {
