@@ -329,7 +329,8 @@ net::HttpResponse AdminApi::Metrics() {
        {std::pair{proto::RegisterAck::REFUSAL_INVALID, "invalid"},
         std::pair{proto::RegisterAck::REFUSAL_FULL, "full"},
         std::pair{proto::RegisterAck::REFUSAL_DUPLICATE_ID, "duplicate_id"},
-        std::pair{proto::RegisterAck::REFUSAL_REMOVED, "removed"}}) {
+        std::pair{proto::RegisterAck::REFUSAL_REMOVED, "removed"},
+        std::pair{proto::RegisterAck::REFUSAL_STANDBY, "standby"}}) {
     o << "vsc_registration_refusals_total{reason=\"" << name << "\"} " << plane_.refusals(kind)
       << "\n";
   }

@@ -113,6 +113,22 @@ std::optional<std::pair<proto::RegisterAck::Refusal, std::string>> ControlPlane:
                   reg.id, rec->reg.incarnation, membership::StateName(rec->state))};
 }
 
+proto::RegisterAck ControlPlane::Refuse(const proto::Register& reg,
+                                        proto::RegisterAck::Refusal kind, const std::string& why,
+                                        bool log) {
+  proto::RegisterAck ack;
+  ack.set_agent_nonce(reg.agent_nonce());
+  ack.set_accepted(false);
+  ack.set_refusal(kind);
+  ack.set_reason(why);
+  refusals_[kind]++;
+  if (log) {
+    spdlog::warn("registration of '{}' (incarnation {}) refused: {}", reg.id(), reg.incarnation(),
+                 why);
+  }
+  return ack;
+}
+
 proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint64_t session,
                                             uint16_t heartbeat_port, TimePoint now,
                                             bool needs_catch_up) {
@@ -121,12 +137,7 @@ proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint64_t
   membership::Registration r = ToRegistration(reg);
   r.needs_catch_up = needs_catch_up;
   auto refuse = [&](proto::RegisterAck::Refusal kind, const std::string& why) {
-    ack.set_accepted(false);
-    ack.set_refusal(kind);
-    ack.set_reason(why);
-    refusals_[kind]++;
-    spdlog::warn("registration of '{}' (incarnation {}) refused: {}", r.id, r.incarnation, why);
-    return ack;
+    return Refuse(reg, kind, why);
   };
   const auto invalid = proto::RegisterAck::REFUSAL_INVALID;
   if (Status s = membership::ValidateRegistration(r); !s.ok()) return refuse(invalid, s.message());

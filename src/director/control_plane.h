@@ -44,6 +44,12 @@ class ControlPlane {
   proto::RegisterAck OnRegister(const proto::Register& reg, uint64_t session,
                                 uint16_t heartbeat_port, TimePoint now,
                                 bool needs_catch_up = false);
+  // A refusal of `reg` of `kind` for reason `why`, logged and counted; membership unchanged.
+  // OnRegister's own refusals are these; the shell makes REFUSAL_STANDBY ones (a standby
+  // director sends every server on to the active one).
+  // `log`: warn about it (false: the caller logs, rate-limited).
+  proto::RegisterAck Refuse(const proto::Register& reg, proto::RegisterAck::Refusal kind,
+                            const std::string& why, bool log = true);
   // Replication reports the server caught up: CATCHING_UP -> ACTIVE.
   void CatchUpDone(const std::string& id, TimePoint now);
   void OnHeartbeat(const proto::Heartbeat& hb, TimePoint now);

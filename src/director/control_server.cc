@@ -251,6 +251,7 @@ ControlServer::Next ControlServer::OnSessionFrame(SessionState& st,
 }
 
 ControlServer::Next ControlServer::OnRegister(SessionState& st, const proto::Register& reg) {
+  if (standby_for_) return RefuseStandby(st, reg, *standby_for_);
   Admission admission;
   if (replicator_ != nullptr) admission = replicator_->Admit(reg);
   const membership::ServerRecord* before = plane_.membership().Find(reg.id());
@@ -290,6 +291,37 @@ ControlServer::Next ControlServer::OnRegister(SessionState& st, const proto::Reg
   }
   PublishIfNeeded();
   return Next::kContinue;
+}
+
+ControlServer::Next ControlServer::RefuseStandby(SessionState& st, const proto::Register& reg,
+                                                 const std::string& holder) {
+  const std::string why =
+      "this director is a standby: " + holder + " holds the sequencer lease; register with it";
+  if (auto held = standby_log_.Admit("standby", clock_.Now())) {
+    spdlog::info("registration of '{}' refused: {}{}", reg.id(), why,
+                 *held == 0 ? "" : fmt::format(" ({} more since the last report)", *held));
+  }
+  proto::Message reply;
+  *reply.mutable_register_ack() =
+      plane_.Refuse(reg, proto::RegisterAck::REFUSAL_STANDBY, why, /*log=*/false);
+  st.outbox->Push(SealFrame(reply));
+  counters_.registrations_refused.Add();
+  st.outbox->CloseWhenDrained();
+  return Next::kRefused;
+}
+
+void ControlServer::SetStandby(const std::optional<std::string>& holder) {
+  const bool was = standby_for_.has_value();
+  standby_for_ = holder;
+  if (!holder || was) return;
+  spdlog::warn(
+      "{} holds the sequencer lease: this director is a standby; closing {} control sessions so "
+      "their real servers register with it",
+      *holder, sessions_.size());
+  for (auto& [id, open] : sessions_) {
+    asio::error_code ignore;
+    open.socket->close(ignore);
+  }
 }
 
 ControlServer::Next ControlServer::RefuseUnauthenticated(SessionState& st, const std::string& why) {

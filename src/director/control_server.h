@@ -78,6 +78,12 @@ class ControlServer {
   // (at most once per heartbeat period). Call after any change to the ControlPlane.
   void PublishIfNeeded(bool force = false);
 
+  // The director that holds the sequencer lease when it is another one (Replicator::StandbyFor),
+  // after each lease change. While set, registrations are refused with REFUSAL_STANDBY; when it
+  // becomes set, every open control session is closed, so the real servers find the active
+  // director (agent.h).
+  void SetStandby(const std::optional<std::string>& holder);
+
   // Operator remove (ControlPlane::Remove), then tell the server's process, if its session is
   // open, with Command "removed" and close that session; its heartbeat window is forgotten.
   Status RemoveServer(const std::string& id);
@@ -94,6 +100,7 @@ class ControlServer {
   // One frame of a control session: authentication, freshness, dispatch.
   Next OnSessionFrame(SessionState& st, std::span<const uint8_t> frame);
   Next OnRegister(SessionState& st, const proto::Register& reg);
+  Next RefuseStandby(SessionState& st, const proto::Register& reg, const std::string& holder);
   // The peer's frame did not open as an authentic, fresh envelope: warn (rate-limited), answer
   // the auth-failed frame, close once written.
   Next RefuseUnauthenticated(SessionState& st, const std::string& why);
@@ -126,6 +133,8 @@ class ControlServer {
   TimePoint last_load_publish_{};
   uint64_t next_session_ = 0;
   LogThrottle auth_log_{std::chrono::seconds(5)};
+  LogThrottle standby_log_{std::chrono::seconds(5)};
+  std::optional<std::string> standby_for_;  // SetStandby
   // Open control sessions by server id, to close the session of a server declared DOWN so that
   // it reconnects and registers again.
   struct OpenSession {

@@ -338,6 +338,12 @@ Status Director::StartReplication() {
   return Status::Ok();
 }
 
+void Director::OnLeaseView(const LeaseView& view) {
+  if (!replicator_) return;
+  replicator_->SetLease(view);
+  if (control_) control_->SetStandby(replicator_->StandbyFor());
+}
+
 void Director::StartLeaseKeeper() {
   std::vector<EtcdEndpoint> endpoints;
   for (const std::string& e : config_.etcd_endpoints) endpoints.push_back(*ParseEtcdEndpoint(e));
@@ -348,12 +354,10 @@ void Director::StartLeaseKeeper() {
                 std::to_string(admin_port()) + ", pid " + std::to_string(::getpid());
   lo.ttl = std::chrono::milliseconds(config_.sequencer_lease_ttl_ms);
   EtcdClient client(std::move(endpoints), std::chrono::milliseconds(config_.etcd_timeout_ms));
-  lease_keeper_ = std::make_unique<LeaseKeeper>(std::move(client), std::move(lo), clock_,
-                                                [this](const LeaseView& view) {
-                                                  asio::post(control_io_, [this, view] {
-                                                    if (replicator_) replicator_->SetLease(view);
-                                                  });
-                                                });
+  lease_keeper_ = std::make_unique<LeaseKeeper>(
+      std::move(client), std::move(lo), clock_, [this](const LeaseView& view) {
+        asio::post(control_io_, [this, view] { OnLeaseView(view); });
+      });
   lease_keeper_->Start();
   spdlog::info("sequencer lease: etcd {}, key /vscluster/{}/sequencer, TTL {} ms",
                fmt::join(config_.etcd_endpoints, ","), config_.cluster_name,

@@ -91,6 +91,9 @@ class Director {
   Status StartReplication();
   // etcd_endpoints set: the thread that claims and renews the sequencer lease (issue 11).
   void StartLeaseKeeper();
+  // On the control thread: a new view of the sequencer lease, for the replicator and, as a
+  // standby or not, for the control server.
+  void OnLeaseView(const LeaseView& view);
   // The service engine and the initial table (config.services plus the built-in lookup
   // entries), every socket bound.
   Status StartServices(EngineOptions::LookupSockets lookup);

@@ -211,6 +211,10 @@ class Replicator {
   // The sequencer lease as the LeaseKeeper last saw it (require_lease only). A held view with a
   // new epoch is adopted (log and sequencer) and the streams resume.
   void SetLease(const LeaseView& view);
+  // The director that holds the sequencer lease, when it is another one (LeaseView.holder):
+  // this one is then a standby, and turns real servers away to the active director
+  // (REFUSAL_STANDBY). nullopt when this director sequences, claims or needs no lease.
+  std::optional<std::string> StandbyFor() const;
   // Sequences a checksum marker; its seq names the verification. Unavailable with no replica.
   Result<uint64_t> StartVerify();
   std::optional<VerifyReport> Verify(uint64_t seq) const;

@@ -48,6 +48,11 @@ void Replicator::SetLease(const LeaseView& view) {
   if (now && !was) PlaceHeldReplicas();  // which also orders snapshots and pumps every stream
 }
 
+std::optional<std::string> Replicator::StandbyFor() const {
+  if (!options_.require_lease || lease_.held || lease_.holder.empty()) return std::nullopt;
+  return lease_.holder;
+}
+
 void Replicator::OnFenced(Replica& r, uint64_t epoch) {
   counters_.fenced_acks.Add();
   fenced_epoch_ = std::max(fenced_epoch_, epoch);

@@ -117,6 +117,7 @@ LeaseView SequencerLease::View(TimePoint now) const {
     v.valid_until = alive_until_;
     return v;
   }
+  if (!holding_ && etcd_error_.empty()) v.holder = holder_;  // as etcd last told it
   if (!etcd_error_.empty()) {
     v.refusal = "no quorum for the sequencer lease (" + etcd_error_ + ")";
   } else if (!holder_.empty() && !holding_) {

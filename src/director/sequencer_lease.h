@@ -42,6 +42,10 @@ struct LeaseView {
   uint64_t epoch = 0;
   TimePoint valid_until{};
   std::string refusal;  // when not held: why, as a writer is told
+  // When not held and etcd's last answer showed another director's key: that director (the
+  // key's value). This director is then a standby, and sends real servers on to the holder
+  // (REFUSAL_STANDBY). Empty while etcd does not answer: who holds it then is not known.
+  std::string holder;
   bool operator==(const LeaseView&) const = default;
 };
 

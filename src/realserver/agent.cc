@@ -6,6 +6,7 @@
 #include <future>
 
 #include "proto/frame.h"
+#include "realserver/agent_attempt.h"
 #include "realserver/replication_wire.h"
 
 namespace vsc::realserver {
@@ -42,10 +43,14 @@ Agent::Agent(asio::io_context& io, AgentOptions options, const proto::ClusterKey
       counter_(clock.WallMicros()),
       clock_(clock),
       load_(load),
-      director_text_(options_.director.address().to_string() + ":" +
-                     std::to_string(options_.director.port())),
+      directors_(options_.directors.size()),
       retry_timer_(io),
-      heartbeat_timer_(io) {}
+      heartbeat_timer_(io) {
+  for (const auto& d : options_.directors) {
+    director_texts_.push_back(d.address().to_string() + ":" + std::to_string(d.port()));
+    problems_.emplace_back(std::chrono::seconds(5));
+  }
+}
 
 void Agent::Start() { asio::co_spawn(io_, Run(this), asio::detached); }
 
@@ -126,8 +131,8 @@ void Agent::Dispatch(uint64_t session, proto::Message& m) {
     case proto::Message::kCommand:
       if (m.command().kind() == "removed") {
         // The director closes the session after this; Run then ends the agent.
-        exit_.emplace(0,
-                      "removed by the operator (vsc adm remove) at the director " + director_text_);
+        exit_.emplace(
+            0, "removed by the operator (vsc adm remove) at the director " + director_text());
         spdlog::warn("{}; leaving the cluster and exiting", exit_->second);
         break;
       }
@@ -141,83 +146,15 @@ void Agent::Dispatch(uint64_t session, proto::Message& m) {
   }
 }
 
-namespace {
-
-// The next frame of the session, reading as needed.
-asio::awaitable<Result<std::vector<uint8_t>>> ReadFrame(asio::ip::tcp::socket& socket,
-                                                        proto::FrameDecoder& decoder,
-                                                        std::vector<uint8_t>& buf) {
-  for (;;) {
-    auto frame = decoder.Next();
-    if (!frame.ok()) co_return frame.status();
-    if (frame->has_value()) co_return std::move(**frame);
-    auto [ec, n] = co_await socket.async_read_some(asio::buffer(buf), as_tuple(use_awaitable));
-    if (ec) {
-      co_return Unavailable(ec == asio::error::eof ? std::string("it closed the connection")
-                                                   : ec.message());
-    }
-    decoder.Feed(std::span<const uint8_t>(buf.data(), n));
-  }
-}
-
-}  // namespace
-
-// One attempt to register: the connection and what came of it.
-struct Agent::Attempt {
-  enum class Outcome { kRetry, kRegistered, kExit };
-  Outcome outcome = Outcome::kRetry;
-  std::unique_ptr<asio::ip::tcp::socket> socket;
-  proto::FrameDecoder decoder{proto::kMaxEnvelopeBytes};
-  std::vector<uint8_t> buf = std::vector<uint8_t>(64 * 1024);
-  // The director's counters on this session, from its (nonce-proven) RegisterAck on.
-  proto::ReplayGuard replay{1};
-  int exit_code = 0;
-  std::string exit_reason;
-  bool handshake_timed_out = false;  // the handshake deadline closed the socket
-};
-
-void Agent::Problem(std::string_view kind, const std::string& text) {
-  if (stopping_) return;  // Stop closed the attempt: not a problem with the director
-  auto held = problems_.Admit(kind, clock_.Now());
-  if (!held) return;
-  if (*held == 0) {
-    spdlog::warn("{}", text);
-  } else {
-    spdlog::warn("{} ({} more attempts failed the same way since the last report)", text, *held);
-  }
-}
-
-proto::Message Agent::MakeRegister(const proto::Nonce& challenge, const proto::Nonce& own) const {
-  proto::Message m;
-  proto::Register* reg = m.mutable_register_();
-  reg->set_id(options_.id);
-  reg->set_incarnation(options_.incarnation);
-  reg->set_weight(options_.weight);
-  for (const auto& e : options_.endpoints) *reg->add_endpoints() = e;
-  for (const auto& c : options_.capabilities) reg->add_capabilities(c);
-  if (options_.position) {
-    const ReplicaPosition p = options_.position();
-    reg->set_applied_seq(p.applied_seq);
-    reg->set_digest(DigestBytes(p.digest));
-    if (p.applied_seq == 0) reg->set_content_checksum(p.content_checksum);
-  }
-  if (options_.schema) {
-    for (std::string& sql : options_.schema()) reg->add_schema(std::move(sql));
-  }
-  reg->set_challenge(proto::NonceString(challenge));
-  reg->set_agent_nonce(proto::NonceString(own));
-  return m;
-}
-
 asio::awaitable<void> Agent::Run(Agent* self) {
-  auto backoff = 100ms;
   while (!self->stopping_) {
     Attempt a;
     co_await Register(self, a);
     self->attempt_socket_ = nullptr;
     if (self->stopping_) co_return;
+    std::chrono::milliseconds wait{0};
     if (a.outcome == Attempt::Outcome::kRegistered) {
-      backoff = 100ms;
+      self->directors_.OnRegistered();
       co_await Serve(self, a);
       if (self->exit_) {
         a.outcome = Attempt::Outcome::kExit;
@@ -226,8 +163,12 @@ asio::awaitable<void> Agent::Run(Agent* self) {
         co_return;
       } else {
         self->counters_.sessions_lost.Add();
-        spdlog::warn("control session to the director closed; registering again");
+        spdlog::warn("control session to the director at {} closed; registering again",
+                     self->director_text());
+        wait = self->directors_.OnSessionLost();
       }
+    } else if (a.outcome == Attempt::Outcome::kRetry) {
+      wait = self->directors_.OnFailure(a.standby);
     }
     if (a.outcome == Attempt::Outcome::kExit) {
       asio::error_code ignore;
@@ -239,142 +180,9 @@ asio::awaitable<void> Agent::Run(Agent* self) {
       asio::error_code ignore;
       if (a.socket) a.socket->close(ignore);
     }
-    self->retry_timer_.expires_after(backoff);
+    if (wait.count() == 0) continue;  // the next director of the round, at once
+    self->retry_timer_.expires_after(wait);
     co_await self->retry_timer_.async_wait(as_tuple(use_awaitable));
-    if (a.outcome == Attempt::Outcome::kRetry) {
-      backoff = std::min<std::chrono::milliseconds>(backoff * 2, 2s);
-    }
-  }
-}
-
-asio::awaitable<void> Agent::Register(Agent* self, Attempt& a) {
-  a.socket = std::make_unique<asio::ip::tcp::socket>(self->io_);
-  self->attempt_socket_ = a.socket.get();
-  // Connect with a deadline: a timer closes the socket if the connect hangs.
-  asio::steady_timer deadline(self->io_);
-  deadline.expires_after(1s);
-  asio::ip::tcp::socket* raw = a.socket.get();
-  deadline.async_wait([raw](const asio::error_code& ec) {
-    if (!ec) {
-      asio::error_code ignore;
-      raw->close(ignore);
-    }
-  });
-  auto [cec] = co_await a.socket->async_connect(self->options_.director, as_tuple(use_awaitable));
-  deadline.cancel();
-  if (cec) {
-    self->counters_.connect_failures.Add();
-    self->Problem("connect", "cannot connect to the director at " + self->director_text_ + ": " +
-                                 (cec == asio::error::operation_aborted ? "timed out after 1 s"
-                                                                        : cec.message()) +
-                                 "; is the director running, with its control port there "
-                                 "(setting `director`)? retrying");
-    co_return;
-  }
-  asio::error_code ignore;
-  a.socket->set_option(asio::ip::tcp::no_delay(true), ignore);
-  deadline.expires_after(self->options_.handshake_timeout);
-  deadline.async_wait([raw, &a](const asio::error_code& ec) {
-    if (ec) return;
-    a.handshake_timed_out = true;
-    asio::error_code ignore_close;
-    raw->close(ignore_close);
-  });
-  co_await Handshake(self, a);
-  deadline.cancel();
-}
-
-asio::awaitable<std::optional<std::vector<uint8_t>>> Agent::HandshakeFrame(
-    Agent* self, Attempt& a, const std::string& missing) {
-  const std::string& at = self->director_text_;
-  auto frame = co_await ReadFrame(*a.socket, a.decoder, a.buf);
-  if (!frame.ok()) {
-    const std::string why =
-        a.handshake_timed_out
-            ? "within " + std::to_string(self->options_.handshake_timeout.count()) + " ms"
-            : frame.status().message();
-    self->Problem("handshake", "the director at " + at + " " + missing + ": " + why + "; retrying");
-    co_return std::nullopt;
-  }
-  if (proto::IsAuthFailed(*frame)) {
-    self->Problem("auth", std::string(proto::kAuthFailedText) + " (director " + at + ")");
-    co_return std::nullopt;
-  }
-  co_return std::move(frame).value();
-}
-
-asio::awaitable<void> Agent::Handshake(Agent* self, Attempt& a) {
-  const std::string& at = self->director_text_;
-  auto first = co_await HandshakeFrame(self, a, "sent no session challenge");
-  if (!first) co_return;
-  auto challenge = proto::ParseChallenge(*first);
-  if (!challenge.ok()) {
-    self->Problem("handshake", "director " + at + ": " + challenge.status().message());
-    co_return;
-  }
-  const proto::Nonce own = proto::NewNonce();
-  // No session writer exists yet: this is the only write until registration is accepted.
-  std::vector<uint8_t> out;
-  proto::AppendFrame(out, self->Sealed(self->MakeRegister(*challenge, own)));
-  auto [wec, wn] =
-      co_await asio::async_write(*a.socket, asio::buffer(out), as_tuple(use_awaitable));
-  (void)wn;
-  if (wec) {
-    self->Problem("handshake", "the director at " + at + " did not take the registration: " +
-                                   wec.message() + "; retrying");
-    co_return;
-  }
-  auto answer = co_await HandshakeFrame(self, a, "did not answer the registration");
-  if (!answer) co_return;
-  auto opened = self->codec_.Open(*answer);
-  if (!opened.ok()) {
-    self->Problem("auth", opened.status().code() == Code::kUnauthenticated
-                              ? "authentication failed: wrong cluster key? The answer of the "
-                                "director at " +
-                                    at + " does not verify under our key"
-                              : "director " + at + ": " + opened.status().message());
-    co_return;
-  }
-  if (!opened->message.has_register_ack() ||
-      opened->message.register_ack().agent_nonce() != proto::NonceString(own)) {
-    self->counters_.frames_dropped.Add();
-    self->Problem("handshake", "the director at " + at +
-                                   " did not answer the registration with "
-                                   "a RegisterAck for this session (a replayed answer, or another "
-                                   "vsc version); retrying");
-    co_return;
-  }
-  (void)a.replay.Accept(opened->sender, opened->counter);  // fresh: starts the session's window
-  self->OnAck(a, opened->message.register_ack());
-}
-
-void Agent::OnAck(Attempt& a, const proto::RegisterAck& ack) {
-  if (ack.accepted()) {
-    a.outcome = Attempt::Outcome::kRegistered;
-    interval_ = std::chrono::milliseconds(std::max<uint32_t>(ack.heartbeat_interval_ms(), 10));
-    heartbeat_to_ = asio::ip::udp::endpoint(options_.director.address(),
-                                            static_cast<uint16_t>(ack.heartbeat_port()));
-    return;
-  }
-  counters_.refusals.Add();
-  const std::string refused = "the director at " + director_text_ + " refused the registration";
-  switch (ack.refusal()) {
-    case proto::RegisterAck::REFUSAL_DUPLICATE_ID:
-      a.outcome = Attempt::Outcome::kExit;
-      a.exit_code = 1;
-      a.exit_reason = refused + ": " + ack.reason();
-      spdlog::error("{}; exiting with code 1 rather than take the id from a live server",
-                    a.exit_reason);
-      return;
-    case proto::RegisterAck::REFUSAL_REMOVED:
-      a.outcome = Attempt::Outcome::kExit;
-      a.exit_code = 0;
-      a.exit_reason = "removed by the operator: " + ack.reason();
-      spdlog::warn("{}; exiting", a.exit_reason);
-      return;
-    default:
-      spdlog::error("{}: {}; retrying", refused, ack.reason());
-      return;
   }
 }
 
@@ -386,9 +194,9 @@ asio::awaitable<void> Agent::Serve(Agent* self, Attempt& a) {
   if (self->options_.position) {
     const ReplicaPosition p = self->options_.position();
     spdlog::info("registered with director {} as {} (heartbeat every {} ms, applied seq {})",
-                 self->director_text_, self->options_.id, self->interval_.count(), p.applied_seq);
+                 self->director_text(), self->options_.id, self->interval_.count(), p.applied_seq);
   } else {
-    spdlog::info("registered with director {} as {} (heartbeat every {} ms)", self->director_text_,
+    spdlog::info("registered with director {} as {} (heartbeat every {} ms)", self->director_text(),
                  self->options_.id, self->interval_.count());
   }
   self->registered_ = true;
@@ -402,7 +210,7 @@ asio::awaitable<void> Agent::Serve(Agent* self, Attempt& a) {
 
   // Read the session until it breaks: frames already buffered after the RegisterAck first.
   for (;;) {
-    auto frame = co_await ReadFrame(*session->socket, a.decoder, a.buf);
+    auto frame = co_await ReadAgentFrame(*session->socket, a.decoder, a.buf);
     if (!frame.ok()) {
       if (a.decoder.failed()) spdlog::error("control session: {}", frame.status().ToString());
       break;

@@ -5,6 +5,13 @@
 // by timeout, or CloseSession after a snapshot install), the agent reconnects with backoff and
 // registers again under the same incarnation, reporting its position afresh.
 //
+// Several directors (the active one and its standbys, issue 11): the agent registers with
+// whichever accepts it, trying them in turn (director_list.h). A standby refuses with
+// REFUSAL_STANDBY, and closes its sessions when it learns that another director holds the
+// sequencer lease, so the agent moves on to the active one within a backoff step. The control
+// connection sends TCP keepalive probes (1 s idle, 1 s apart, 3 lost end it), so a VIP that
+// moved to another director host ends the session at once, even when the old director lives on.
+//
 // Session handshake (docs/protocol.md): the director's challenge nonce is sealed into the
 // Register, and the agent's own nonce must come back in the RegisterAck, so each side knows the
 // other's messages are fresh whatever either clock did; later frames' counters are checked per
@@ -42,6 +49,7 @@
 #include "proto/control.pb.h"
 #include "proto/envelope.h"
 #include "proto/session_frames.h"
+#include "realserver/director_list.h"
 #include "realserver/load_monitor.h"
 #include "realserver/replica.h"
 
@@ -49,7 +57,8 @@ namespace vsc::realserver {
 
 struct AgentOptions {
   std::string id;
-  asio::ip::tcp::endpoint director;  // control port
+  // The directors' control ports, at least one; tried in this order (director_list.h).
+  std::vector<asio::ip::tcp::endpoint> directors;
   uint32_t weight = 1;
   uint64_t incarnation = 0;
   std::vector<proto::Endpoint> endpoints;
@@ -74,8 +83,9 @@ struct AgentOptions {
 };
 
 struct AgentCounters {
-  Counter registrations;  // accepted RegisterAcks
-  Counter refusals;       // refused registrations
+  Counter registrations;     // accepted RegisterAcks
+  Counter refusals;          // refused registrations
+  Counter standby_refusals;  // of which a standby director's ("register with the active one")
   Counter connect_failures;
   Counter sessions_lost;
   Counter heartbeats_sent;
@@ -122,6 +132,9 @@ class Agent {
   void OnAck(Attempt& a, const proto::RegisterAck& ack);
   // A problem on the way to a registration, logged with the director's address (rate-limited).
   void Problem(std::string_view kind, const std::string& text);
+  // The director tried now: its address, and "host:port" for messages.
+  const asio::ip::tcp::endpoint& director() const;
+  const std::string& director_text() const;
   proto::Message MakeRegister(const proto::Nonce& challenge, const proto::Nonce& own) const;
   static asio::awaitable<void> HeartbeatLoop(Agent* self, uint64_t generation);
   static asio::awaitable<void> Writer(Agent* self, std::shared_ptr<Session> session);
@@ -137,8 +150,9 @@ class Agent {
   proto::CounterSource counter_;
   const Clock& clock_;
   LoadTracker& load_;
-  LogThrottle problems_{std::chrono::seconds(5)};
-  std::string director_text_;  // "host:port", for messages
+  std::vector<LogThrottle> problems_;        // one per director
+  std::vector<std::string> director_texts_;  // "host:port" of each director, for messages
+  DirectorList directors_;
   AgentCounters counters_;
 
   std::shared_ptr<Session> session_;

@@ -1,5 +1,6 @@
 #include "realserver/realserver.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -52,6 +53,17 @@ relay::RelayOptions RelayOptionsOf(const RealServerConfig& c) {
   return o;
 }
 
+// The directors' control endpoints, in the configured order.
+Result<std::vector<asio::ip::tcp::endpoint>> ParseDirectors(const RealServerConfig& c) {
+  std::vector<asio::ip::tcp::endpoint> out;
+  for (const std::string& a : c.DirectorAddresses()) {
+    auto d = net::ParseTcpEndpoint(a);
+    if (!d.ok()) return d.status().Annotate("director");
+    out.push_back(*d);
+  }
+  return out;
+}
+
 Status ValidateConfig(const RealServerConfig& c) {
   if (c.id.empty()) return InvalidArgument("id is required: give each real server a unique name");
   if (c.id.size() > 64) return InvalidArgument("id is longer than 64 bytes");
@@ -60,9 +72,8 @@ Status ValidateConfig(const RealServerConfig& c) {
   asio::error_code ec;
   asio::ip::make_address_v4(c.listen, ec);
   if (ec) return InvalidArgument("listen '" + c.listen + "' is not an IPv4 address");
-  if (auto d = net::ParseTcpEndpoint(c.DirectorAddress()); !d.ok()) {
-    return d.status().Annotate("director");
-  }
+  if (c.director.empty()) return InvalidArgument("director: give at least one director host");
+  if (auto d = ParseDirectors(c); !d.ok()) return d.status();
   if (auto t = ParseAddressList(c.trusted_forwarders); !t.ok()) return t.status();
   if (c.synchronous != "NORMAL" && c.synchronous != "FULL") {
     return InvalidArgument("synchronous must be NORMAL or FULL, not '" + c.synchronous + "'");
@@ -98,9 +109,11 @@ RealServer::~RealServer() { Stop(); }
 Status RealServer::Start() {
   VSC_RETURN_IF_ERROR(ValidateConfig(config_));
   VSC_RETURN_IF_ERROR(CheckDatabaseFile(config_));
-  VSC_ASSIGN_OR_RETURN(auto director, net::ParseTcpEndpoint(config_.DirectorAddress()));
+  VSC_ASSIGN_OR_RETURN(auto directors, ParseDirectors(config_));
   VSC_ASSIGN_OR_RETURN(auto trusted, ParseAddressList(config_.trusted_forwarders));
-  if (trusted.empty()) trusted.push_back(director.address());
+  if (trusted.empty()) {
+    for (const auto& d : directors) trusted.push_back(d.address());
+  }
 
   VSC_ASSIGN_OR_RETURN(FileLock lock, Replica::Lock(config_.db));
   if (Status s = BindServices(trusted); !s.ok()) {
@@ -108,7 +121,7 @@ Status RealServer::Start() {
     return s;
   }
   VSC_RETURN_IF_ERROR(OpenReplica(std::move(lock)));
-  StartAgent(director);
+  StartAgent(std::move(directors));
   started_ = true;
   serving_ = true;  // agent_, replica_ and every service exist from here on
   if (!config_.ready_file.empty()) {
@@ -123,7 +136,7 @@ Status RealServer::Start() {
       "real server {} up: lookup {}:{} (udp, tcp), http {}:{}, sql {}:{} (udp), db {} at seq {}, "
       "director {}",
       config_.id, config_.listen, lookup_port_, config_.listen, http_port_, config_.listen,
-      sql_port_, config_.db, replica_->applied_seq(), config_.DirectorAddress());
+      sql_port_, config_.db, replica_->applied_seq(), fmt::join(config_.DirectorAddresses(), ", "));
   return Status::Ok();
 }
 
@@ -196,10 +209,10 @@ Status RealServer::OpenReplica(FileLock lock) {
   return Status::Ok();
 }
 
-void RealServer::StartAgent(const asio::ip::tcp::endpoint& director) {
+void RealServer::StartAgent(std::vector<asio::ip::tcp::endpoint> directors) {
   AgentOptions options;
   options.id = config_.id;
-  options.director = director;
+  options.directors = std::move(directors);
   options.weight = config_.weight;
   options.incarnation = static_cast<uint64_t>(clock_.WallMicros());
   auto add = [&](const char* service, uint16_t port) {
@@ -401,6 +414,7 @@ std::string RealServer::RenderMetrics() const {
     metric("vsc_rs_agent_total", "counter", "Agent events.");
     line("vsc_rs_agent_total{event=\"registration\"}", a.registrations.Get());
     line("vsc_rs_agent_total{event=\"refusal\"}", a.refusals.Get());
+    line("vsc_rs_agent_total{event=\"standby_refusal\"}", a.standby_refusals.Get());
     line("vsc_rs_agent_total{event=\"session_lost\"}", a.sessions_lost.Get());
     line("vsc_rs_agent_total{event=\"heartbeat\"}", a.heartbeats_sent.Get());
   }

@@ -53,7 +53,7 @@ class RealServer {
   // The phases of Start: every socket (no file touched), then the database, then the agent.
   Status BindServices(const std::vector<asio::ip::address>& trusted);
   Status OpenReplica(FileLock lock);
-  void StartAgent(const asio::ip::tcp::endpoint& director);
+  void StartAgent(std::vector<asio::ip::tcp::endpoint> directors);
   // Runs f(i) on every worker i and returns once all have run it.
   void OnEveryWorker(const std::function<void(size_t)>& f);
   void CloseReaders();

@@ -4,7 +4,10 @@ namespace vsc::realserver {
 
 void RealServerConfig::Bind(ConfigTable& t) {
   t.Bind("id", &id, "unique name of this real server in the cluster (required)");
-  t.Bind("director", &director, "director host (HOST:PORT also accepted: the control port)");
+  t.Bind("director", &director,
+         "director host (HOST:PORT also accepted: the control port); repeat it (a list in TOML) "
+         "for an active director and its standbys: the server registers with whichever accepts "
+         "it");
   t.Bind("control_port", &control_port, "the director's control_port");
   t.Bind("listen", &listen, "IPv4 address the services bind and register");
   t.Bind("lookup_port", &lookup_port, "lookup service port, UDP and TCP (0 = any free port)");
@@ -58,9 +61,12 @@ void RealServerConfig::Bind(ConfigTable& t) {
   t.Bind("relay_buffer_bytes", &relay_buffer_bytes, "bytes of clips kept per group");
 }
 
-std::string RealServerConfig::DirectorAddress() const {
-  if (director.find(':') != std::string::npos) return director;
-  return director + ":" + std::to_string(control_port);
+std::vector<std::string> RealServerConfig::DirectorAddresses() const {
+  std::vector<std::string> out;
+  for (const std::string& d : director) {
+    out.push_back(d.find(':') != std::string::npos ? d : d + ":" + std::to_string(control_port));
+  }
+  return out;
 }
 
 }  // namespace vsc::realserver

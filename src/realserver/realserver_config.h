@@ -11,18 +11,20 @@
 namespace vsc::realserver {
 
 struct RealServerConfig {
-  std::string id;                      // unique name in the cluster (required)
-  std::string director = "127.0.0.1";  // director host (HOST:PORT, the older form, names the port)
-  uint16_t control_port = 7100;        // the director's control_port
-  std::string listen = "127.0.0.1";    // address the services bind and register
-  uint16_t lookup_port = 0;            // lookup service, UDP and TCP (0 = any free port)
-  uint16_t http_port = 0;              // HTTP lookups, /v1/snapshot (0 = any free port)
-  uint16_t sql_port = 0;               // SQL reads over UDP, "sql-udp" (0 = any free port)
-  std::string db = "resources.db";     // resource database (SQLite), this server's replica
-  bool create_db = false;              // a missing db is created empty (a snapshot fills it)
-  std::string synchronous = "NORMAL";  // replica writer: NORMAL (durable at checkpoint) or FULL
-  uint32_t apply_batch = 4096;         // replicated entries applied per transaction at most
-  uint32_t apply_interval_ms = 0;      // replica transactions start at least this far apart (ms)
+  std::string id;  // unique name in the cluster (required)
+  // Director hosts (HOST:PORT names the port): the active director and its standbys, tried in
+  // turn until one accepts the registration (agent.h).
+  std::vector<std::string> director = {"127.0.0.1"};
+  uint16_t control_port = 7100;          // the director's control_port
+  std::string listen = "127.0.0.1";      // address the services bind and register
+  uint16_t lookup_port = 0;              // lookup service, UDP and TCP (0 = any free port)
+  uint16_t http_port = 0;                // HTTP lookups, /v1/snapshot (0 = any free port)
+  uint16_t sql_port = 0;                 // SQL reads over UDP, "sql-udp" (0 = any free port)
+  std::string db = "resources.db";       // resource database (SQLite), this server's replica
+  bool create_db = false;                // a missing db is created empty (a snapshot fills it)
+  std::string synchronous = "NORMAL";    // replica writer: NORMAL (durable at checkpoint) or FULL
+  uint32_t apply_batch = 4096;           // replicated entries applied per transaction at most
+  uint32_t apply_interval_ms = 0;        // replica transactions start at least this far apart (ms)
   uint32_t snapshot_timeout_ms = 30000;  // snapshot fetch: connect and per-read stall bound
   uint32_t weight = 1;
   uint32_t workers = 1;  // service threads
@@ -45,9 +47,9 @@ struct RealServerConfig {
   uint32_t relay_buffer_bytes = 8388608;   // per group
 
   void Bind(ConfigTable& table);
-  // "HOST:PORT" of the director's control port: `director` with `control_port` unless
-  // `director` carries a port itself.
-  std::string DirectorAddress() const;
+  // "HOST:PORT" of each director's control port: a `director` entry with `control_port` unless
+  // the entry carries a port itself.
+  std::vector<std::string> DirectorAddresses() const;
 };
 
 }  // namespace vsc::realserver

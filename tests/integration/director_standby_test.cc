@@ -2,8 +2,9 @@
 // 127.0.0.1, director A with a real server (bench::LocalCluster) and director B with the same
 // configuration in its own directory. Only the lease holder sequences; the other refuses writes
 // with the reason; a kill -9 of the holder lets the other take over within the TTL and a
-// keepalive period, under a higher epoch; without an etcd quorum writes stop with "no quorum for
-// the sequencer lease" while lookups go on.
+// keepalive period, under a higher epoch; real servers given both directors follow the lease to
+// B; without an etcd quorum writes stop with "no quorum for the sequencer lease" while lookups
+// go on.
 #include <signal.h>
 
 #include "client/sql_client.h"
@@ -11,6 +12,7 @@
 #include "integration/cluster_harness.h"
 #include "integration/etcd_cluster.h"
 #include "proto/cluster_key.h"
+#include "support/peer_process.h"
 
 namespace vsc::integration {
 namespace {
@@ -153,6 +155,46 @@ class DirectorStandbyTest : public ClusterTest {
     return r.ok() ? *r : proto::WriteResponse{};
   }
 
+  // `n` UPDATEs through A, each acknowledged: the last one's seq.
+  uint64_t WriteThroughA(int n) {
+    uint64_t last = 0;
+    for (int i = 0; i < n; ++i) {
+      proto::WriteResponse w = Write(cluster_->write_port());
+      EXPECT_TRUE(w.ok()) << w.error();
+      last = w.seq();
+    }
+    return last;
+  }
+
+  // The first write B commits, tried every 50 ms for 20 s (nullopt, the last error recorded as
+  // a failure, when none is).
+  std::optional<proto::WriteResponse> FirstWriteOnB() {
+    proto::WriteResponse next;
+    const bool ok = WaitUntil(
+        [&] {
+          next = Write(b_.write_port);
+          return next.ok();
+        },
+        20s, 50ms);
+    if (ok) return next;
+    ADD_FAILURE() << "B never sequenced: " << next.error();
+    return std::nullopt;
+  }
+
+  // B's replication status with `count` replicas, every one IN_SYNC.
+  std::optional<json> ExpectReplicasInSyncOnB(size_t count) {
+    auto j = Replication(b_.admin_port, b_.token);
+    if (!j.has_value()) {
+      ADD_FAILURE() << "no replication status from B";
+      return std::nullopt;
+    }
+    EXPECT_EQ((*j)["replicas"].size(), count) << j->dump();
+    for (const auto& r : (*j)["replicas"]) {
+      EXPECT_EQ(r.value("replication", ""), "IN_SYNC") << r.dump();
+    }
+    return j;
+  }
+
   std::string etcd_dir_;
   std::unique_ptr<EtcdCluster> etcd_;
   Director b_;
@@ -217,39 +259,69 @@ TEST_F(DirectorStandbyTest, ANewDirectorResumesWhereTheOldOnesReplicasStandAndLo
   const auto before = Size7(cluster_->sql_port(), 0);
   ASSERT_TRUE(before.has_value());
   constexpr int kAcked = 20;
-  uint64_t last_seq = 0;
-  for (int i = 0; i < kAcked; ++i) {
-    proto::WriteResponse w = Write(cluster_->write_port());
-    ASSERT_TRUE(w.ok()) << w.error();
-    last_seq = w.seq();
-  }
+  const uint64_t last_seq = WriteThroughA(kAcked);
+  ASSERT_FALSE(HasFailure());
   const uint16_t control = cluster_->control_port();
   ASSERT_TRUE(cluster_->SignalDirector(SIGKILL).ok());
   const TimePoint killed = clock_.Now();
   ASSERT_NO_FATAL_FAILURE(StartB(control));
-  proto::WriteResponse next;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        next = Write(b_.write_port);
-        return next.ok();
-      },
-      20s, 50ms))
-      << "B never sequenced: " << next.error();
+  const std::optional<proto::WriteResponse> next = FirstWriteOnB();
+  ASSERT_TRUE(next.has_value());
   std::printf("first write committed on B %.0f ms after the kill -9 (TTL %u ms)\n",
               ToMillis(clock_.Now() - killed), kTtlMs);
-  EXPECT_EQ(next.seq(), last_seq + 1) << "the log resumes after A's last acknowledged write";
-  EXPECT_GT(next.epoch(), uint64_t{1} << 32);
-  auto j = Replication(b_.admin_port, b_.token);
+  EXPECT_EQ(next->seq(), last_seq + 1) << "the log resumes after A's last acknowledged write";
+  EXPECT_GT(next->epoch(), uint64_t{1} << 32);
+  // Both replicas hold every write A acknowledged, and B's.
+  auto j = ExpectReplicasInSyncOnB(2);
   ASSERT_TRUE(j.has_value());
   EXPECT_TRUE(Contains((*j)["sequencer"].value("promotion", ""),
                        "the log restarts after the replicas' head seq " + std::to_string(last_seq)))
       << j->dump();
-  // Both replicas hold every write A acknowledged, and B's.
-  ASSERT_EQ((*j)["replicas"].size(), 2u) << j->dump();
-  for (const auto& r : (*j)["replicas"]) {
-    EXPECT_EQ(r.value("replication", ""), "IN_SYNC") << r.dump();
-  }
-  EXPECT_EQ(Size7(b_.sql_port, next.seq()), *before + kAcked + 1);
+  EXPECT_EQ(Size7(b_.sql_port, next->seq()), *before + kAcked + 1);
+}
+
+// Real servers given both directors (`--director A --director B`): while A holds the lease B
+// turns them away (REFUSAL_STANDBY); after a kill -9 of A they register with B once it holds the
+// lease, within its promotion wait, and the log resumes after A's last acknowledged write.
+TEST_F(DirectorStandbyTest, RealServersGivenBothDirectorsFollowTheLeaseToTheStandby) {
+  const uint16_t b_control = test_support::FreePort("127.0.0.1");
+  ASSERT_NO_FATAL_FAILURE(StartCluster([&](bench::LocalClusterOptions& o) {
+    o.replication = true;
+    o.real_servers = 2;
+    o.director_extra_args = LeaseArgs();
+    o.rs_extra_args = {"--director", "127.0.0.1:" + std::to_string(b_control)};
+  }));
+  ASSERT_TRUE(WaitUntil([&] { return Sequencing(cluster_->admin_port(), cluster_->admin_token()); },
+                        10s, 20ms));
+  ASSERT_NO_FATAL_FAILURE(StartB(b_control));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto j = Replication(b_.admin_port, b_.token);
+        return j && Contains((*j)["sequencer"].value("reason", ""),
+                             "another director holds the sequencer lease");
+      },
+      10s, 20ms));
+  const uint64_t last_seq = WriteThroughA(10);
+  ASSERT_FALSE(HasFailure());
+  auto standby = Replication(b_.admin_port, b_.token);
+  ASSERT_TRUE(standby.has_value());
+  EXPECT_EQ((*standby)["replicas"].size(), 0u) << "the servers stay with A while it is active";
+
+  ASSERT_TRUE(cluster_->SignalDirector(SIGKILL).ok());
+  const TimePoint killed = clock_.Now();
+  const std::optional<proto::WriteResponse> next = FirstWriteOnB();
+  ASSERT_TRUE(next.has_value());
+  std::printf("real servers with both directors: first write on B %.0f ms after the kill -9\n",
+              ToMillis(clock_.Now() - killed));
+  EXPECT_EQ(next->seq(), last_seq + 1) << "the log resumes after A's last acknowledged write";
+  ASSERT_TRUE(ExpectReplicasInSyncOnB(2).has_value());
+  auto metrics = AdminHttpGet(b_.admin_port, "/metrics", b_.token, 2s);
+  ASSERT_TRUE(metrics.ok());
+  const std::string line = "vsc_registration_refusals_total{reason=\"standby\"} ";
+  const size_t at = metrics->second.find(line);
+  ASSERT_NE(at, std::string::npos) << metrics->second;
+  EXPECT_GE(std::stoull(metrics->second.substr(at + line.size())), 1u)
+      << "the servers tried B while A's key still lived, and B turned them away";
 }
 
 TEST_F(DirectorStandbyTest, WithoutAnEtcdQuorumWritesAreRefusedAndLookupsGoOn) {

@@ -8,6 +8,8 @@
 // promotes itself (the real servers tell it where they stand), and writes through the VIP resume
 // after the last one A acknowledged, with every replica identical (`vsc adm verify`).
 //
+// A second test cuts A off from etcd with iptables instead of killing it.
+//
 // The bounds, from the example files (advert_int 0.2 s, scripts every 1 s, fall 1):
 //   VIP at B  <= script interval (1 s: A's failed health check) + 3 x advert (0.6 s: B's
 //                master-down timer, were A's priority-0 advert lost) + B's skew ((256 - 90) /
@@ -309,12 +311,48 @@ class NetnsVrrpTest : public ::testing::Test {
     return entered.ok() ? Written{outcome, seq} : Written{entered.ToString(), 0};
   }
 
+  // `n` writes through the VIP, each acknowledged (a failure otherwise): the last one's seq.
+  uint64_t WriteAckedThroughVip(int n) {
+    uint64_t last = 0;
+    for (int i = 0; i < n; ++i) {
+      Written w = WriteThroughVip();
+      EXPECT_EQ(w.outcome, "ok") << "write " << i;
+      last = w.seq;
+    }
+    return last;
+  }
+
+  // The first write through the VIP that commits, tried for `timeout` (its outcome says the last
+  // error when none did).
+  Written FirstWriteThroughVip(Duration timeout) {
+    Written first;
+    WaitUntil(
+        [&] {
+          first = WriteThroughVip();
+          return first.outcome == "ok";
+        },
+        timeout);
+    return first;
+  }
+
   // `vsc adm verify` in director d's namespace: every replica's checksum at one marker agrees.
   bool VerifyOk(int d) const {
     const RoleAnswer a = Adm(d, "verify", 15s);
     if (a.exit_code != 0)
       std::printf("vsc adm verify (exit %d): %s\n", a.exit_code, a.line.c_str());
     return a.exit_code == 0;
+  }
+
+  // Drops every packet between director host A and the etcd host (both ways), or stops doing so:
+  // A stays reachable from the clients and the real servers.
+  Status CutAFromEtcd(bool cut) {
+    const std::string etcd = topo_->Address("etcd");
+    for (const char* chain : {"OUTPUT", "INPUT"}) {
+      auto r = RunIp({"netns", "exec", topo_->Namespace("dira"), "iptables", cut ? "-A" : "-D",
+                      chain, std::string(chain) == "OUTPUT" ? "-d" : "-s", etcd, "-j", "DROP"});
+      if (!r.ok()) return r.status();
+    }
+    return Status::Ok();
   }
 
   // Whether a director accepts the client's TCP connection at VIP:lookup port within `timeout`.
@@ -346,13 +384,8 @@ TEST_F(NetnsVrrpTest, AKill9OfTheActiveDirectorMovesTheVipAndLookupsAndWritesRes
     ASSERT_EQ(a.problem, "") << a.from;
   }
   // Writes through A; B's log holds none of them: B must take its head from the replicas.
-  constexpr int kAcked = 10;
-  uint64_t last_acked = 0;
-  for (int i = 0; i < kAcked; ++i) {
-    Written w = WriteThroughVip();
-    ASSERT_EQ(w.outcome, "ok");
-    last_acked = w.seq;
-  }
+  const uint64_t last_acked = WriteAckedThroughVip(10);
+  ASSERT_FALSE(HasFailure());
 
   RealClock clock;
   ASSERT_TRUE(directors_[0]->Signal(SIGKILL).ok());
@@ -392,14 +425,8 @@ TEST_F(NetnsVrrpTest, AKill9OfTheActiveDirectorMovesTheVipAndLookupsAndWritesRes
   const Duration lease = clock.Now() - killed;
   // Promotion: the real servers registered with B at the VIP; B resumes after A's last
   // acknowledged write, and every replica holds the same content.
-  Written first;
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        first = WriteThroughVip();
-        return first.outcome == "ok";
-      },
-      10s))
-      << first.outcome;
+  const Written first = FirstWriteThroughVip(10s);
+  ASSERT_EQ(first.outcome, "ok");
   const Duration write = clock.Now() - killed;
   std::printf(
       "B holds the sequencer lease after %.0f ms (TTL %u ms); first write committed through the "
@@ -422,6 +449,52 @@ TEST_F(NetnsVrrpTest, AKill9OfTheActiveDirectorMovesTheVipAndLookupsAndWritesRes
   EXPECT_TRUE(HasVip("dirb"));
   EXPECT_FALSE(HasVip("dira"));
   EXPECT_EQ(Role(1).exit_code, 0) << Role(1).line;
+}
+
+// A cut between A and etcd, with A still reachable from everyone else: A stops sequencing
+// within the TTL and its writers read why; its host loses chk_vsc_role's weight, B takes the
+// lease once A's expires and the VIP with it (150 against 100); the real servers follow the VIP
+// and B resumes after A's last acknowledged write. After the cut heals A is a standby, and no
+// replica holds a write from A's deposed epoch.
+TEST_F(NetnsVrrpTest, ADirectorCutOffFromEtcdStopsSequencingAndTheOtherTakesOver) {
+  const uint64_t last_acked = WriteAckedThroughVip(5);
+  ASSERT_FALSE(HasFailure());
+  RealClock clock;
+  ASSERT_TRUE(CutAFromEtcd(true).ok());
+  const TimePoint cut = clock.Now();
+  ASSERT_TRUE(
+      WaitUntil([&] { return Role(0).exit_code == 1; }, std::chrono::milliseconds(kTtlMs + 2000)))
+      << "A still sequences without etcd: " << Role(0).line;
+  const Duration stopped = clock.Now() - cut;
+  EXPECT_LT(stopped, std::chrono::milliseconds(kTtlMs + 1000)) << ToMillis(stopped) << " ms";
+  // Until B has the VIP, a write through it reaches A and is refused with the reason.
+  Written refused = WriteThroughVip();
+  if (HasVip("dira")) {
+    EXPECT_TRUE(Contains(refused.outcome, "no quorum for the sequencer lease")) << refused.outcome;
+  }
+  ASSERT_TRUE(WaitUntil([&] { return Role(1).exit_code == 0; },
+                        std::chrono::milliseconds(2 * kTtlMs + 2000)))
+      << "B never took the lease: " << Role(1).line;
+  ASSERT_TRUE(WaitUntil([&] { return HasVip("dirb") && !HasVip("dira"); }, 5s))
+      << "the VIP did not follow the lease to B";
+  const Written first = FirstWriteThroughVip(15s);
+  ASSERT_EQ(first.outcome, "ok");
+  std::printf(
+      "A cut off from etcd: A stopped sequencing after %.0f ms (TTL %u ms); first write through "
+      "the VIP on B after %.0f ms, at seq %llu\n",
+      ToMillis(stopped), kTtlMs, ToMillis(clock.Now() - cut),
+      static_cast<unsigned long long>(first.seq));
+  EXPECT_EQ(first.seq, last_acked + 1)
+      << "a replica holds an entry beyond A's last acknowledged write";
+
+  ASSERT_TRUE(CutAFromEtcd(false).ok());
+  ASSERT_TRUE(WaitUntil([&] { return Contains(Role(0).line, "another director holds"); }, 10s))
+      << "A did not see B's lease after the cut healed: " << Role(0).line;
+  Written later = WriteThroughVip();
+  EXPECT_EQ(later.outcome, "ok");
+  EXPECT_EQ(later.seq, first.seq + 1);
+  EXPECT_TRUE(VerifyOk(1)) << "the replicas differ after the partition";
+  EXPECT_TRUE(HasVip("dirb"));
 }
 
 }  // namespace

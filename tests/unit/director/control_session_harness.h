@@ -16,6 +16,8 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -133,6 +135,13 @@ class Director {
       return s.ok() ? server_.RemoveServer(id) : s;
     });
   }
+  // As the director does after each lease change (ControlServer::SetStandby).
+  void SetStandby(std::optional<std::string> holder) {
+    OnLoop([&] {
+      server_.SetStandby(holder);
+      return 0;
+    });
+  }
   uint16_t control_port() const { return server_.control_port(); }
   uint16_t heartbeat_port() const { return server_.heartbeat_port(); }
 
@@ -153,11 +162,17 @@ class AgentProcess {
  public:
   AgentProcess(int64_t wall, uint16_t control_port, bool hold_loop = true,
                std::chrono::milliseconds handshake_timeout = std::chrono::milliseconds(5000))
+      : AgentProcess(wall, std::vector<uint16_t>{control_port}, hold_loop, handshake_timeout) {}
+  // Directors at each of `control_ports` on 127.0.0.1, tried in this order.
+  AgentProcess(int64_t wall, const std::vector<uint16_t>& control_ports, bool hold_loop = true,
+               std::chrono::milliseconds handshake_timeout = std::chrono::milliseconds(5000))
       : clock_(wall) {
     realserver::AgentOptions o;
     o.handshake_timeout = handshake_timeout;
     o.id = "rs1";
-    o.director = asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), control_port);
+    for (uint16_t port : control_ports) {
+      o.directors.emplace_back(asio::ip::make_address_v4("127.0.0.1"), port);
+    }
     o.incarnation = static_cast<uint64_t>(wall);
     proto::Endpoint e;
     e.set_service("lookup-udp");

@@ -109,6 +109,7 @@ TEST_F(SequencerLeaseTest, AnotherHolderMakesAStandbyThatRetriesAndTakesOver) {
   LeaseView v = lease_.View(now_);
   EXPECT_FALSE(v.held);
   EXPECT_EQ(v.refusal, "another director holds the sequencer lease (director A)");
+  EXPECT_EQ(v.holder, "director A");
   // The standby keeps its own lease alive and claims the key again every period.
   Advance(1000ms);
   lease_.Tick(now_);
@@ -123,7 +124,20 @@ TEST_F(SequencerLeaseTest, AnotherHolderMakesAStandbyThatRetriesAndTakesOver) {
   ASSERT_EQ(lease_.Next(now_).kind, K::kAcquire);
   lease_.OnAcquire(Claimed(9, 60), now_);
   ASSERT_TRUE(lease_.View(now_).held);
+  EXPECT_EQ(lease_.View(now_).holder, "");
   EXPECT_GT(lease_.View(now_).epoch, kEtcdEpochBase + 42);
+}
+
+TEST_F(SequencerLeaseTest, WhileEtcdDoesNotAnswerTheHolderIsNotKnown) {
+  lease_.Tick(now_);
+  lease_.OnGranted({9, 3}, now_);
+  lease_.OnAcquire(Claimed(5, 42, /*succeeded=*/false, "director A"), now_);
+  ASSERT_EQ(lease_.View(now_).holder, "director A");
+  Advance(1000ms);
+  lease_.Tick(now_);
+  lease_.OnError(lease_.Next(now_).kind, Unavailable("etcdserver: no leader"), now_);
+  EXPECT_EQ(lease_.View(now_).holder, "") << "a standby must not turn servers away on old news";
+  EXPECT_EQ(lease_.View(now_).refusal, "no quorum for the sequencer lease (etcdserver: no leader)");
 }
 
 TEST_F(SequencerLeaseTest, AClaimThatTimedOutButLandedIsRecognisedByItsLease) {

@@ -1,5 +1,5 @@
 // RealServerConfig::Bind: every key reaches its own field, the printed configuration loads back,
-// and DirectorAddress() combines `director` with `control_port` unless `director` names a port.
+// and DirectorAddresses() combines each `director` with `control_port` unless it names a port.
 #include "realserver/realserver_config.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ ready_file = "/run/vsc/rs7.ready"
 
 void ExpectEveryKeySet(const RealServerConfig& c) {
   EXPECT_EQ(c.id, "rs-7");
-  EXPECT_EQ(c.director, "10.0.0.9");
+  EXPECT_EQ(c.director, std::vector<std::string>{"10.0.0.9"});
   EXPECT_EQ(c.control_port, 17100);
   EXPECT_EQ(c.listen, "10.0.0.10");
   EXPECT_EQ(c.lookup_port, 18000);
@@ -75,11 +75,23 @@ TEST(RealServerConfigTest, ThePrintedConfigurationLoadsBack) {
 
 TEST(RealServerConfigTest, DirectorAddressTakesThePortFromDirectorWhenItNamesOne) {
   RealServerConfig c;
-  EXPECT_EQ(c.DirectorAddress(), "127.0.0.1:7100");
+  EXPECT_EQ(c.DirectorAddresses(), std::vector<std::string>{"127.0.0.1:7100"});
   c.control_port = 9100;
-  EXPECT_EQ(c.DirectorAddress(), "127.0.0.1:9100");
-  c.director = "10.1.2.3:7777";  // the older HOST:PORT form wins over control_port
-  EXPECT_EQ(c.DirectorAddress(), "10.1.2.3:7777");
+  EXPECT_EQ(c.DirectorAddresses(), std::vector<std::string>{"127.0.0.1:9100"});
+  c.director = {"10.1.2.3:7777"};  // the older HOST:PORT form wins over control_port
+  EXPECT_EQ(c.DirectorAddresses(), std::vector<std::string>{"10.1.2.3:7777"});
+}
+
+TEST(RealServerConfigTest, SeveralDirectorsComeFromATomlListInTheirOrder) {
+  RealServerConfig c;
+  ConfigTable t("realserver");
+  c.Bind(t);
+  const Status s = t.LoadTomlText(
+      "[realserver]\nid = \"rs1\"\ncontrol_port = 7200\n"
+      "director = [\"10.0.0.11\", \"10.0.0.12:7300\"]\n",
+      "test");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(c.DirectorAddresses(), (std::vector<std::string>{"10.0.0.11:7200", "10.0.0.12:7300"}));
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ proto::ClusterKey TestKey() {
 RealServerConfig Config(const std::string& db, const std::string& id = "rs1") {
   RealServerConfig c;
   c.id = id;
-  c.director = "127.0.0.1:9";  // nobody there: the agent keeps trying in the background
+  c.director = {"127.0.0.1:9"};  // nobody there: the agent keeps trying in the background
   c.db = db;
   return c;
 }

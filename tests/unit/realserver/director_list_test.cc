@@ -1,0 +1,72 @@
+// DirectorList: a failed attempt moves on to the next director at once within a round; a round
+// with a standby's answer is retried after the first backoff step without growing, a round of
+// silence doubles the wait up to the cap; a registration and the end of its session reset it.
+#include "realserver/director_list.h"
+
+#include <gtest/gtest.h>
+
+namespace vsc::realserver {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(DirectorListTest, OneDirectorBacksOffByDoublingUpToTheCap) {
+  DirectorList d(1);
+  EXPECT_EQ(d.OnFailure(false), milliseconds(100));
+  EXPECT_EQ(d.OnFailure(false), milliseconds(200));
+  EXPECT_EQ(d.OnFailure(false), milliseconds(400));
+  EXPECT_EQ(d.OnFailure(false), milliseconds(800));
+  EXPECT_EQ(d.OnFailure(false), milliseconds(1600));
+  EXPECT_EQ(d.OnFailure(false), milliseconds(2000));
+  EXPECT_EQ(d.OnFailure(false), milliseconds(2000));
+  EXPECT_EQ(d.current(), 0u);
+}
+
+TEST(DirectorListTest, AFailureMovesToTheNextDirectorAtOnceUntilEveryOneWasTried) {
+  DirectorList d(3);
+  EXPECT_EQ(d.current(), 0u);
+  EXPECT_EQ(d.OnFailure(false), milliseconds(0));
+  EXPECT_EQ(d.current(), 1u);
+  EXPECT_EQ(d.OnFailure(false), milliseconds(0));
+  EXPECT_EQ(d.current(), 2u);
+  EXPECT_EQ(d.OnFailure(false), milliseconds(100));  // the round is over: wait
+  EXPECT_EQ(d.current(), 0u);
+  EXPECT_EQ(d.OnFailure(false), milliseconds(0));
+  EXPECT_EQ(d.OnFailure(false), milliseconds(0));
+  EXPECT_EQ(d.OnFailure(false), milliseconds(200));  // a second silent round: doubled
+}
+
+TEST(DirectorListTest, ARoundWithAStandbysAnswerIsRetriedSoonWithoutGrowing) {
+  DirectorList d(2);
+  for (int round = 0; round < 4; ++round) {  // silent rounds grow the wait to 800 ms
+    d.OnFailure(false);
+    d.OnFailure(false);
+  }
+  EXPECT_EQ(d.OnFailure(false), milliseconds(0));   // the old active one: gone
+  EXPECT_EQ(d.OnFailure(true), milliseconds(100));  // the other one: a standby, about to take over
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(d.OnFailure(false), milliseconds(0));
+    EXPECT_EQ(d.OnFailure(true), milliseconds(100)) << "round " << round;
+  }
+  // Once nobody answers as a standby any more, the wait grows again from the first step.
+  d.OnFailure(false);
+  EXPECT_EQ(d.OnFailure(false), milliseconds(100));
+  d.OnFailure(false);
+  EXPECT_EQ(d.OnFailure(false), milliseconds(200));
+}
+
+TEST(DirectorListTest, ALostSessionTriesTheSameDirectorFirstWithTheBackoffReset) {
+  DirectorList d(2);
+  d.OnFailure(false);  // 0 failed: now 1
+  for (int i = 0; i < 6; ++i) d.OnFailure(false);
+  EXPECT_EQ(d.current(), 1u);
+  d.OnRegistered();
+  EXPECT_EQ(d.OnSessionLost(), milliseconds(100));
+  EXPECT_EQ(d.current(), 1u);  // the same director first: it may only have restarted
+  EXPECT_EQ(d.OnFailure(false), milliseconds(0));
+  EXPECT_EQ(d.current(), 0u);
+  EXPECT_EQ(d.OnFailure(false), milliseconds(100));  // a fresh round, from the first step
+}
+
+}  // namespace
+}  // namespace vsc::realserver
