@@ -114,18 +114,13 @@ std::optional<std::pair<proto::RegisterAck::Refusal, std::string>> ControlPlane:
 }
 
 proto::RegisterAck ControlPlane::Refuse(const proto::Register& reg,
-                                        proto::RegisterAck::Refusal kind, const std::string& why,
-                                        bool log) {
+                                        proto::RegisterAck::Refusal kind, const std::string& why) {
   proto::RegisterAck ack;
   ack.set_agent_nonce(reg.agent_nonce());
   ack.set_accepted(false);
   ack.set_refusal(kind);
   ack.set_reason(why);
   refusals_[kind]++;
-  if (log) {
-    spdlog::warn("registration of '{}' (incarnation {}) refused: {}", reg.id(), reg.incarnation(),
-                 why);
-  }
   return ack;
 }
 
@@ -137,6 +132,7 @@ proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint64_t
   membership::Registration r = ToRegistration(reg);
   r.needs_catch_up = needs_catch_up;
   auto refuse = [&](proto::RegisterAck::Refusal kind, const std::string& why) {
+    spdlog::warn("registration of '{}' (incarnation {}) refused: {}", r.id, r.incarnation, why);
     return Refuse(reg, kind, why);
   };
   const auto invalid = proto::RegisterAck::REFUSAL_INVALID;

@@ -44,12 +44,11 @@ class ControlPlane {
   proto::RegisterAck OnRegister(const proto::Register& reg, uint64_t session,
                                 uint16_t heartbeat_port, TimePoint now,
                                 bool needs_catch_up = false);
-  // A refusal of `reg` of `kind` for reason `why`, logged and counted; membership unchanged.
-  // OnRegister's own refusals are these; the shell makes REFUSAL_STANDBY ones (a standby
-  // director sends every server on to the active one).
-  // `log`: warn about it (false: the caller logs, rate-limited).
+  // A refusal of `reg` of `kind` for reason `why`, counted; membership unchanged; the caller
+  // logs it. OnRegister's own refusals are these (each logged); the shell makes REFUSAL_STANDBY
+  // ones (a standby director sends every server on to the active one; logged rate-limited).
   proto::RegisterAck Refuse(const proto::Register& reg, proto::RegisterAck::Refusal kind,
-                            const std::string& why, bool log = true);
+                            const std::string& why);
   // Replication reports the server caught up: CATCHING_UP -> ACTIVE.
   void CatchUpDone(const std::string& id, TimePoint now);
   void OnHeartbeat(const proto::Heartbeat& hb, TimePoint now);

@@ -302,8 +302,7 @@ ControlServer::Next ControlServer::RefuseStandby(SessionState& st, const proto::
                  *held == 0 ? "" : fmt::format(" ({} more since the last report)", *held));
   }
   proto::Message reply;
-  *reply.mutable_register_ack() =
-      plane_.Refuse(reg, proto::RegisterAck::REFUSAL_STANDBY, why, /*log=*/false);
+  *reply.mutable_register_ack() = plane_.Refuse(reg, proto::RegisterAck::REFUSAL_STANDBY, why);
   st.outbox->Push(SealFrame(reply));
   counters_.registrations_refused.Add();
   st.outbox->CloseWhenDrained();

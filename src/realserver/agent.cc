@@ -46,10 +46,7 @@ Agent::Agent(asio::io_context& io, AgentOptions options, const proto::ClusterKey
       directors_(options_.directors.size()),
       retry_timer_(io),
       heartbeat_timer_(io) {
-  for (const auto& d : options_.directors) {
-    director_texts_.push_back(d.address().to_string() + ":" + std::to_string(d.port()));
-    problems_.emplace_back(std::chrono::seconds(5));
-  }
+  problems_.assign(options_.directors.size(), LogThrottle(std::chrono::seconds(5)));
 }
 
 void Agent::Start() { asio::co_spawn(io_, Run(this), asio::detached); }

@@ -134,7 +134,7 @@ class Agent {
   void Problem(std::string_view kind, const std::string& text);
   // The director tried now: its address, and "host:port" for messages.
   const asio::ip::tcp::endpoint& director() const;
-  const std::string& director_text() const;
+  std::string director_text() const;
   proto::Message MakeRegister(const proto::Nonce& challenge, const proto::Nonce& own) const;
   static asio::awaitable<void> HeartbeatLoop(Agent* self, uint64_t generation);
   static asio::awaitable<void> Writer(Agent* self, std::shared_ptr<Session> session);
@@ -150,8 +150,7 @@ class Agent {
   proto::CounterSource counter_;
   const Clock& clock_;
   LoadTracker& load_;
-  std::vector<LogThrottle> problems_;        // one per director
-  std::vector<std::string> director_texts_;  // "host:port" of each director, for messages
+  std::vector<LogThrottle> problems_;  // one per director
   DirectorList directors_;
   AgentCounters counters_;
 

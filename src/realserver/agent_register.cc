@@ -6,6 +6,7 @@
 
 #include <asio/experimental/as_tuple.hpp>
 
+#include "net/endpoint.h"
 #include "realserver/agent_attempt.h"
 #include "realserver/replication_wire.h"
 
@@ -53,7 +54,7 @@ const asio::ip::tcp::endpoint& Agent::director() const {
   return options_.directors[directors_.current()];
 }
 
-const std::string& Agent::director_text() const { return director_texts_[directors_.current()]; }
+std::string Agent::director_text() const { return net::ToString(director()); }
 
 void Agent::Problem(std::string_view kind, const std::string& text) {
   if (stopping_) return;  // Stop closed the attempt: not a problem with the director
@@ -129,7 +130,7 @@ asio::awaitable<void> Agent::Register(Agent* self, Attempt& a) {
 
 asio::awaitable<std::optional<std::vector<uint8_t>>> Agent::HandshakeFrame(
     Agent* self, Attempt& a, const std::string& missing) {
-  const std::string& at = self->director_text();
+  const std::string at = self->director_text();
   auto frame = co_await ReadAgentFrame(*a.socket, a.decoder, a.buf);
   if (!frame.ok()) {
     const std::string why =
@@ -147,7 +148,7 @@ asio::awaitable<std::optional<std::vector<uint8_t>>> Agent::HandshakeFrame(
 }
 
 asio::awaitable<void> Agent::Handshake(Agent* self, Attempt& a) {
-  const std::string& at = self->director_text();
+  const std::string at = self->director_text();
   auto first = co_await HandshakeFrame(self, a, "sent no session challenge");
   if (!first) co_return;
   auto challenge = proto::ParseChallenge(*first);

@@ -31,7 +31,6 @@ class DirectorList {
   explicit DirectorList(size_t count);
 
   size_t current() const { return current_; }
-  size_t size() const { return count_; }
 
   // The attempt at current() failed; `standby` when that director answered REFUSAL_STANDBY.
   // Moves to the next address and returns the wait before trying it (zero within a round).
