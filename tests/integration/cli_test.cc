@@ -89,10 +89,11 @@ TEST(CliTest, BooleanFlagsStandAloneOrTakeAValueOnDaemonsAndClients) {
   ASSERT_EQ(valued.code, 0) << valued.err;
   EXPECT_TRUE(Has(valued.out, "insecure = false")) << valued.out;
   CliRun rs = Vsc(dir, {"realserver", "--id", "x", "--insecure", "--director", "10.1.2.3",
-                        "--control-port", "7555", "--print-config"});
+                        "--director", "10.1.2.4:7600", "--control-port", "7555", "--print-config"});
   ASSERT_EQ(rs.code, 0) << rs.err;
   EXPECT_TRUE(Has(rs.out, "insecure = true")) << rs.out;
-  EXPECT_TRUE(Has(rs.out, "director = \"10.1.2.3\"")) << rs.out;
+  // `director` is a list: one entry per --director, in their order.
+  EXPECT_TRUE(Has(rs.out, "director = [\"10.1.2.3\", \"10.1.2.4:7600\"]")) << rs.out;
   EXPECT_TRUE(Has(rs.out, "control_port = 7555")) << rs.out;
   // Clients: `--insecure true` (the daemons' older spelling) parses as well as `--insecure`;
   // the bad --ids value then stops the run before anything is sent.

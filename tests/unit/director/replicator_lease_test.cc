@@ -31,10 +31,10 @@ class ReplicatorLeaseTest : public testing::ReplicatorFixture {
     return a;
   }
   static LeaseView HeldByB() {
-    return LeaseView{false, 0, {}, "another director holds the sequencer lease (B)"};
+    return LeaseView{false, 0, {}, "another director holds the sequencer lease (B)", "B"};
   }
   LeaseView Held(uint64_t epoch, Duration for_how_long = 3s) {
-    return LeaseView{true, epoch, clock_.Now() + for_how_long, ""};
+    return LeaseView{true, epoch, clock_.Now() + for_how_long, "", ""};
   }
   std::string Refusal(const WriteSlot& w) {
     EXPECT_TRUE(w->has_value());
@@ -129,6 +129,15 @@ TEST_F(ReplicatorLeaseTest, TheKeepersRefusalIsWhatTheWriterReads) {
             "applied");
   EXPECT_EQ(rep_->GetStatus().not_sequencing_reason,
             "another director holds the sequencer lease (B)");
+}
+
+TEST_F(ReplicatorLeaseTest, AStandbyNamesTheHolderUntilItHoldsTheLeaseItself) {
+  Open();
+  EXPECT_EQ(rep_->StandbyFor(), std::nullopt) << "claiming at start: no holder known";
+  rep_->SetLease(HeldByB());
+  EXPECT_EQ(rep_->StandbyFor(), std::optional<std::string>("B"));
+  rep_->SetLease(Held(kEpoch));
+  EXPECT_EQ(rep_->StandbyFor(), std::nullopt);
 }
 
 TEST_F(ReplicatorLeaseTest, AReplicaFollowingANewerEpochFencesThisDirectorOff) {

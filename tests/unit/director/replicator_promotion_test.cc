@@ -27,7 +27,7 @@ class ReplicatorPromotionTest : public testing::ReplicatorFixture {
     ASSERT_TRUE(ddl.ok()) << ddl.status().ToString();
     schema_ = *ddl;
   }
-  LeaseView Held(uint64_t epoch) { return LeaseView{true, epoch, clock_.Now() + 60s, ""}; }
+  LeaseView Held(uint64_t epoch) { return LeaseView{true, epoch, clock_.Now() + 60s, "", ""}; }
   // A replica that applied `applied` entries of another director's history, ending at `digest`.
   FakeReplica At(const std::string& id, uint64_t applied, uint8_t digest_byte) {
     FakeReplica r = MakeReplica(id);
@@ -117,7 +117,7 @@ TEST_F(ReplicatorPromotionTest, ALogThatHoldsTheHeadIsKeptAndWhatItHoldsBeyondRe
   auto second = Write("UPDATE t SET v = 'two' WHERE id = 1");
   Poll();
   ASSERT_EQ(rep_->last_seq(), 2u);
-  rep_->SetLease(LeaseView{false, 0, {}, "another director holds the sequencer lease (B)"});
+  rep_->SetLease(LeaseView{false, 0, {}, "another director holds the sequencer lease (B)", "B"});
   rep_->Stop();  // the director restarts; rs1 registers again with its position, seq 1
   options_.schema_db.clear();
   Open();
@@ -159,7 +159,7 @@ TEST_F(ReplicatorPromotionTest, WritersOfEntriesARebaseDropsAreToldTheyWereNotAp
   ASSERT_EQ(rep_->last_seq(), 3u);
   // The lease goes to another director, which sequences its own seq 1..2 for rs2 and rs3 (after
   // a snapshot of ours, say); then this director takes the lease back.
-  rep_->SetLease(LeaseView{false, 0, {}, "another director holds the sequencer lease (B)"});
+  rep_->SetLease(LeaseView{false, 0, {}, "another director holds the sequencer lease (B)", "B"});
   rep_->SetLease(Held(kEpoch + 2));
   FakeReplica b = At("rs2", 2, 0x22);
   FakeReplica c = At("rs3", 2, 0x22);
