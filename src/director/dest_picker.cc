@@ -3,6 +3,9 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "director/session_hints.h"
+#include "director/shared_persistence.h"
+#include "director/sync_outbox.h"
 #include "sched/hash.h"
 
 namespace vsc::director {
@@ -29,20 +32,6 @@ void DestPicker::OnView(ServiceViewPtr view) {
   backends_.clear();
   for (const DestView& d : view->dests) backends_.push_back(d.backend);
   if (adopt) scheduler_->Adopt(view->sched_table, backends_);
-  const bool same_persistence = view_ && view_->config.persistence == c.persistence &&
-                                view_->key.vip.family() == view->key.vip.family();
-  if (!c.persistence) {
-    persistence_.reset();
-  } else if (!persistence_ || !same_persistence) {
-    sched::PersistenceOptions po;
-    po.timeout = std::chrono::seconds(c.persistence->timeout_s);
-    po.expire_quiescent = options_.expire_quiescent_template;
-    const int prefix = view->key.vip.is_v4() ? c.persistence->prefix_len : 32;
-    po.netmask = prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix);
-    auto table = sched::PersistenceTable::Create(po);
-    if (!table.ok()) std::abort();  // the table validated timeout and netmask
-    persistence_ = std::make_unique<sched::PersistenceTable>(std::move(table).value());
-  }
   view_ = std::move(view);
 }
 
@@ -59,22 +48,43 @@ std::optional<size_t> DestPicker::Pick(const vservice::AddrPort& client, TimePoi
     const bool failed = i < tried.size() && tried[i];
     b.available = d.backend.available && !over && !failed;
   }
+  if (view_->session_hints) {
+    if (auto i = Hinted(view_->session_hints->Take(client, now))) return i;
+  }
   const int prefix = view_->config.persistence ? view_->config.persistence->prefix_len : 128;
   const sched::Flow flow = FlowOf(client, prefix);
-  if (!persistence_) return scheduler_->Pick(backends_, flow);
-  if (++picks_since_expire_ >= 1024) {  // sweep expired templates a little at a time
-    picks_since_expire_ = 0;
-    persistence_->Expire(now);
+  if (!view_->persistence) return scheduler_->Pick(backends_, flow);
+  const SharedPersistence::Picked picked =
+      view_->persistence->Pick(*scheduler_, backends_, flow, now);
+  if (picked.note && view_->sync) {
+    SyncRecord r;
+    r.kind = SyncKind::kTemplate;
+    r.service = view_->key;
+    r.template_key = picked.key;
+    r.dest = view_->dests[*picked.index].dest;
+    r.expires_in = std::chrono::duration_cast<std::chrono::milliseconds>(
+        view_->persistence->options().timeout);
+    view_->sync->Note(r);
   }
-  return sched::PickPersistent(*persistence_, *scheduler_, backends_, flow, now);
+  return picked.index;
 }
 
-std::vector<DestPicker::Template> DestPicker::Templates(TimePoint now) const {
-  std::vector<Template> out;
-  if (!persistence_ || !view_ || !view_->key.vip.is_v4()) return out;
-  persistence_->ForEach([&](uint32_t network, uint64_t backend_key, TimePoint expiry) {
+std::optional<size_t> DestPicker::Hinted(const std::optional<vservice::AddrPort>& dest) const {
+  if (!dest) return std::nullopt;
+  for (size_t i = 0; i < backends_.size(); ++i) {
+    if (view_->dests[i].dest == *dest) {
+      return backends_[i].available ? std::optional<size_t>(i) : std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<PersistenceTemplate> ListTemplates(const ServiceView& view, TimePoint now) {
+  std::vector<PersistenceTemplate> out;
+  if (!view.persistence || !view.key.vip.is_v4()) return out;
+  view.persistence->ForEach([&](uint32_t network, uint64_t backend_key, TimePoint expiry) {
     if (expiry <= now) return;
-    for (const DestView& d : view_->dests) {
+    for (const DestView& d : view.dests) {
       if (d.backend.key != backend_key) continue;
       out.push_back({{vservice::IpAddress::V4(network), 0}, d.dest, expiry - now});
       return;

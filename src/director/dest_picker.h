@@ -1,12 +1,15 @@
 // DestPicker: what one worker needs to schedule new flows of one virtual service from its
 // ServiceView: a scheduler instance (its own cursor over the view's shared table, which the
-// control thread built; a new view with the same table adopts nothing), the persistence table, and
-// a backend vector whose connection counts are read, at each pick, from the cluster-wide DestStats
-// of the view (so lc/wlc/sed/nq compare the same numbers on every worker).
+// control thread built; a new view with the same table adopts nothing), and a backend vector whose
+// connection counts are read, at each pick, from the cluster-wide DestStats of the view (so
+// lc/wlc/sed/nq compare the same numbers on every worker).
 //
 // Pick() can exclude destinations already tried for this flow (redispatch after a failed
 // connect) and honours the upper connection threshold (ipvsadm -x: no new work at that many
-// active connections). Owned by one worker thread, never shared, never locked.
+// active connections). Persistence goes through the view's SharedPersistence (one table for
+// every worker), and a new client of a UDP service may follow a peer director's session
+// (SessionHints); picks worth it are noted for the peers (the view's SyncOutbox). Owned by one
+// worker thread, never shared; only the shared tables lock.
 #pragma once
 
 #include <memory>
@@ -17,7 +20,6 @@
 #include "common/clock.h"
 #include "director/service_view.h"
 #include "sched/backend.h"
-#include "sched/persistence.h"
 #include "sched/scheduler.h"
 
 namespace vsc::director {
@@ -25,6 +27,17 @@ namespace vsc::director {
 // The scheduler's flow for a client address: IPv4 as is, IPv6 folded to 32 bits after the
 // persistence prefix is applied (so the whole prefix maps to one persistence template).
 sched::Flow FlowOf(const vservice::AddrPort& client, int prefix_len);
+
+// The persistence templates of a view's service still live at `now` (ipvsadm -L -c's NONE
+// entries): the client's network (its address masked, port 0) and the destination it sticks
+// to. IPv4 services only: an IPv6 client's network is folded into its 32-bit flow key and
+// cannot be shown.
+struct PersistenceTemplate {
+  vservice::AddrPort network;
+  vservice::AddrPort dest;
+  Duration expires_in;
+};
+std::vector<PersistenceTemplate> ListTemplates(const ServiceView& view, TimePoint now);
 
 class DestPicker {
  public:
@@ -46,23 +59,14 @@ class DestPicker {
 
   const ServiceViewPtr& view() const { return view_; }
 
-  // The persistence templates still live at `now` (ipvsadm -L -c's NONE entries): the client's
-  // network (its address masked, port 0) and the destination it sticks to. IPv4 services only:
-  // an IPv6 client's network is folded into its 32-bit flow key and cannot be shown.
-  struct Template {
-    vservice::AddrPort network;
-    vservice::AddrPort dest;
-    Duration expires_in;
-  };
-  std::vector<Template> Templates(TimePoint now) const;
-
  private:
+  // The index of a peer's hinted destination when it is in the view and available.
+  std::optional<size_t> Hinted(const std::optional<vservice::AddrPort>& dest) const;
+
   sched::SchedulerOptions options_;
   ServiceViewPtr view_;
   std::vector<sched::Backend> backends_;
   std::unique_ptr<sched::Scheduler> scheduler_;
-  std::unique_ptr<sched::PersistenceTable> persistence_;
-  uint32_t picks_since_expire_ = 0;
 };
 
 }  // namespace vsc::director

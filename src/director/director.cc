@@ -177,6 +177,7 @@ Status Director::Start(const std::function<Status()>& after_bind) {
         {"admin_port", std::to_string(admin_port())},
         {"ring_port", std::to_string(ring_port_->port())},
         {"http_port", std::to_string(http_port())}};
+    if (state_sync_) ports.emplace_back("sync_port", std::to_string(state_sync_->port()));
     if (replicator_) {
       ports.emplace_back("write_port", std::to_string(write_port()));
       ports.emplace_back("sql_port", std::to_string(sql_port()));
@@ -224,6 +225,7 @@ Status Director::Bind(bool replication) {
       std::make_unique<AdminApi>(*plane_, *control_, config_, clock_, admin_token_, lookup_port_);
   admin_->SetServices(saving_.get());
   admin_->AddMetrics([this] { return ring_port_->RenderMetrics(); });
+  if (state_sync_) admin_->AddMetrics([this] { return state_sync_->RenderMetrics(); });
   admin_->SetViewBarrier(
       [this](std::function<void()> done) { pool_.AfterPosted(control_io_, std::move(done)); });
   admin_http_ = std::make_unique<net::HttpServer>(
@@ -287,9 +289,22 @@ Status Director::StartServices(EngineOptions::LookupSockets lookup) {
   eo.lookup = std::move(lookup);
   eo.dr_decay_period = std::chrono::milliseconds(config_.heartbeat_interval_ms);
   const std::set<vservice::ServiceKey> builtin = eo.builtin;
+  std::shared_ptr<SyncOutbox> outbox;
+  if (!config_.sync_peers.empty()) outbox = std::make_shared<SyncOutbox>();
+  eo.sync = outbox;
   engine_ = std::make_unique<ServiceEngine>(control_io_, pool_, clock_, *plane_, std::move(eo));
   VSC_ASSIGN_OR_RETURN(auto table, InitialServiceTable(config_, lookup_port_));
   VSC_RETURN_IF_ERROR(engine_->Commit(std::move(table)).status().Annotate("virtual services"));
+  if (outbox) {
+    StateSyncOptions so;
+    so.listen = config_.sync_listen;
+    so.port = config_.sync_port;
+    so.peers = config_.sync_peers;
+    state_sync_ = std::make_shared<StateSync>(
+        control_io_, key_, std::move(so), outbox,
+        [this](const SyncRecord& r) { return engine_->AdoptSynced(r); });
+    VSC_RETURN_IF_ERROR(state_sync_->Start());
+  }
   // Every change from here on is saved (the start's own table is already on disk or in the
   // configuration file); the built-in entries come from the [director] keys at every start.
   saving_ = std::make_unique<SavingServiceEditor>(*engine_, ServicesFilePath(config_), builtin);
@@ -401,6 +416,7 @@ void Director::Stop() {
     if (read_router_) read_router_->Stop();
     control_->Stop();
     if (engine_) engine_->Stop();
+    if (state_sync_) state_sync_->Stop();
     ring_port_->Stop();
     control_io_.stop();
   });

@@ -38,6 +38,7 @@
 #include "director/service_engine.h"
 #include "director/service_store.h"
 #include "director/sql_http_api.h"
+#include "director/state_sync.h"
 #include "director/write_server.h"
 #include "net/http_server.h"
 #include "net/worker_pool.h"
@@ -67,6 +68,7 @@ class Director {
   uint16_t heartbeat_port() const { return control_->heartbeat_port(); }
   uint16_t admin_port() const { return admin_http_ ? admin_http_->local_port() : 0; }
   uint16_t ring_port() const { return ring_port_ ? ring_port_->port() : 0; }
+  uint16_t sync_port() const { return state_sync_ ? state_sync_->port() : 0; }
   const RingPort* ring() const { return ring_port_.get(); }
   uint16_t write_port() const { return write_server_ ? write_server_->port() : 0; }
   uint16_t sql_port() const { return read_router_ ? read_router_->port() : 0; }
@@ -113,6 +115,7 @@ class Director {
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<ServiceEngine> engine_;
   std::unique_ptr<SavingServiceEditor> saving_;  // engine_, saving every change
+  std::shared_ptr<StateSync> state_sync_;        // null without sync_peers
   std::unique_ptr<RingRouter> ring_router_;
   std::unique_ptr<RingPort> ring_port_;        // clients: table, owner, via-director
   std::unique_ptr<Replicator> replicator_;     // null when replication is off

@@ -100,6 +100,12 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("promotion_wait_ms", &promotion_wait_ms,
          "after taking the sequencer lease, how long the director waits for the replicas to "
          "register before it resumes the log at the highest position they report");
+  t.Bind("sync_peers", &sync_peers,
+         "HOST:PORT of each other director's sync port: persistence templates and UDP nat "
+         "sessions are sent there (and taken from there), so a standby keeps those clients on "
+         "their servers after a failover (LVS's sync daemon); empty = no state sync");
+  t.Bind("sync_listen", &sync_listen, "address of this director's state sync socket (UDP)");
+  t.Bind("sync_port", &sync_port, "UDP port of the state sync socket; bound only with sync_peers");
 }
 
 std::string ServicesFilePath(const DirectorConfig& c) {

@@ -62,6 +62,11 @@ struct DirectorConfig {
   uint32_t sequencer_lease_ttl_ms = 3000;  // etcd grants whole seconds (rounded up), 2 s at least
   uint32_t etcd_timeout_ms = 1000;         // one etcd request; at most a third of the TTL
   uint32_t promotion_wait_ms = 1000;       // after taking the lease: time for replicas to register
+  // State sync (LVS's sync daemon): persistence templates and UDP nat sessions sent to the other
+  // directors' sync ports, so a standby that takes over keeps those clients where they were.
+  std::vector<std::string> sync_peers;  // "HOST:PORT" of each peer; empty = no sync socket
+  std::string sync_listen = "127.0.0.1";
+  uint16_t sync_port = 7102;  // UDP; bound only with sync_peers
 
   // Virtual services (issue 12). `services`: the table to start with (filled from TOML
   // [[service]] by the loader), beside the built-in lookup entries; not a flag.

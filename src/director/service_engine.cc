@@ -351,6 +351,7 @@ std::shared_ptr<ServiceView> ServiceEngine::BuildView(const VirtualService& vs, 
   }
   view->stats = run.stats;
   view->sorry_stats = run.sorry;
+  ShareSyncedState(vs, run, *view);
   return view;
 }
 

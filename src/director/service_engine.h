@@ -38,6 +38,7 @@
 #include "director/service_view.h"
 #include "director/service_view_builder.h"
 #include "director/stats.h"
+#include "director/sync_record.h"
 #include "director/tcp_nat_service.h"
 #include "director/worker_service.h"
 #include "net/tcp_listener.h"
@@ -59,6 +60,9 @@ struct EngineOptions {
   LookupSockets lookup;
   // dr: how often a destination's recent-request count (its `active` figure) is halved.
   Duration dr_decay_period = std::chrono::milliseconds(200);
+  // State sync with peer directors (issue 11): where the workers note templates and sessions;
+  // nullptr when the director has no sync_peers.
+  std::shared_ptr<SyncOutbox> sync;
 };
 
 class ServiceEngine : public ServiceEditor {
@@ -83,6 +87,11 @@ class ServiceEngine : public ServiceEditor {
 
   // The view last published for a service, or nullptr (unknown services).
   ServiceViewPtr view(const vservice::ServiceKey& key) const;
+
+  // A template or UDP session a peer director sent (service_engine_sync.cc): adopted into the
+  // service's table when this director runs the service and has the destination, else
+  // ignored. False when ignored.
+  bool AdoptSynced(const SyncRecord& record);
   // Scheduler tables built since start, for every service (ShareSchedTable).
   uint64_t sched_table_builds() const { return sched_table_builds_; }
 
@@ -93,6 +102,11 @@ class ServiceEngine : public ServiceEditor {
     std::shared_ptr<DestStats> sorry = std::make_shared<DestStats>();
     std::map<vservice::AddrPort, std::shared_ptr<DestStats>> dests;
     ServiceViewPtr view;
+    // Kept across views while the persistence settings stay (a change starts a new table).
+    std::shared_ptr<SharedPersistence> persistence;
+    std::optional<vservice::Persistence> persistence_config;
+    vservice::Family persistence_family = vservice::Family::kV4;
+    std::shared_ptr<SessionHints> session_hints;  // UDP services with sync peers
   };
   struct Verdict {
     bool up = true;
@@ -109,6 +123,9 @@ class ServiceEngine : public ServiceEditor {
       const vservice::ServiceKey& key);
   // The built-in entries of `next` as Commit needs them: kept when left out, no destinations.
   Status CheckBuiltins(vservice::VirtualServiceTable& next) const;
+  // The persistence table a view of `vs` shares (run's, or a new one when the settings
+  // changed), and the session hints.
+  void ShareSyncedState(const vservice::VirtualService& vs, Running& run, ServiceView& view);
   std::shared_ptr<ServiceView> BuildView(const vservice::VirtualService& vs, Running& run);
   void ArmDecay();
   void StartService(const vservice::VirtualService& vs,

@@ -3,6 +3,7 @@
 #include <asio/use_awaitable.hpp>
 #include <type_traits>
 
+#include "director/dest_picker.h"
 #include "director/service_engine.h"
 
 namespace vsc::director {
@@ -142,6 +143,17 @@ asio::awaitable<ServiceEditor::FlowList> ServiceEngine::Flows() {
     }
     list.entries.insert(list.entries.end(), part.begin(), part.end());
     if (list.truncated) break;
+  }
+  // The persistence templates, one table per service for every worker (shared_persistence.h).
+  for (const auto& [key, run] : running_) {
+    if (list.truncated || !run.view) break;
+    for (const PersistenceTemplate& t : ListTemplates(*run.view, now)) {
+      if (list.entries.size() == kMaxListedFlows) {
+        list.truncated = true;
+        break;
+      }
+      list.entries.push_back({key.proto, "NONE", t.network, key.vip_port(), t.dest, t.expires_in});
+    }
   }
   co_return list;
 }

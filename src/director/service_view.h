@@ -25,6 +25,10 @@ class SchedTable;
 
 namespace vsc::director {
 
+class SessionHints;
+class SharedPersistence;
+class SyncOutbox;
+
 struct DestStats {
   std::atomic<uint64_t> active{0};    // connections open now (TCP) / sessions (UDP nat)
   std::atomic<uint64_t> inactive{0};  // connecting, or closing
@@ -42,7 +46,7 @@ struct ServiceStats {
   std::atomic<uint64_t> packets_out{0};
   std::atomic<uint64_t> bytes_in{0};
   std::atomic<uint64_t> bytes_out{0};
-  std::atomic<uint64_t> no_dest{0};       // refused: no usable destination and no sorry server
+  std::atomic<uint64_t> no_dest{0};  // refused: no usable destination and no sorry server
   // refused: the director was out of descriptors (accept or connect failed with EMFILE/ENFILE)
   std::atomic<uint64_t> no_descriptor{0};
   std::atomic<uint64_t> to_sorry{0};      // sent to the sorry server
@@ -82,6 +86,13 @@ struct ServiceView {
   // The scheduler's table for these destinations, built once on the control thread and read by
   // every worker (sched_table_share.h); nullptr for schedulers that use none.
   std::shared_ptr<const sched::SchedTable> sched_table;
+  // The service's persistence templates, one table for every worker and every view while the
+  // persistence settings stay (shared_persistence.h); nullptr without persistence.
+  std::shared_ptr<SharedPersistence> persistence;
+  // State sync (issue 11): where workers note templates and UDP sessions for the peer
+  // directors, and the UDP sessions the peers hold (session_hints.h); nullptr without peers.
+  std::shared_ptr<SyncOutbox> sync;
+  std::shared_ptr<SessionHints> session_hints;
 };
 
 using ServiceViewPtr = std::shared_ptr<const ServiceView>;

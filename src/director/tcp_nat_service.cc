@@ -55,7 +55,7 @@ size_t TcpNatService::EndFlows(const FlowsToEndEntry& e) {
   return closers.size();
 }
 
-void TcpNatService::ListFlows(TimePoint now, std::vector<FlowEntry>& out) const {
+void TcpNatService::ListFlows(TimePoint /*now*/, std::vector<FlowEntry>& out) const {
   const ServiceViewPtr& view = picker_.view();
   if (!view) return;
   const vservice::AddrPort vip = view->key.vip_port();
@@ -64,9 +64,6 @@ void TcpNatService::ListFlows(TimePoint now, std::vector<FlowEntry>& out) const 
     if (!st) continue;  // connecting, or ending
     out.push_back({vservice::Proto::kTcp, st->half_closed ? "FIN_WAIT" : "ESTABLISHED", flow.client,
                    vip, dest, std::max(st->limit - st->idle, Duration::zero())});
-  }
-  for (const DestPicker::Template& t : picker_.Templates(now)) {
-    out.push_back({vservice::Proto::kTcp, "NONE", t.network, vip, t.dest, t.expires_in});
   }
 }
 

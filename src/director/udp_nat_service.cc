@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "director/flow_expiry.h"
+#include "director/sync_outbox.h"
 #include "director/tcp_nat_service.h"
 #include "net/endpoint.h"
 
@@ -30,6 +31,8 @@ struct UdpNatService::Session {
   std::shared_ptr<ServiceStats> service;
   bool one_packet = false;
   bool closed = false;
+  bool synced = false;  // passed on to the peer directors (state sync) when it opened
+  TimePoint noted{};    // when last passed on
 };
 
 Result<asio::ip::udp::socket> BindUdp(asio::io_context& io, const asio::ip::udp::endpoint& ep) {
@@ -100,9 +103,6 @@ void UdpNatService::ListFlows(TimePoint now, std::vector<FlowEntry>& out) const 
     if (left <= Duration::zero()) return;  // expired, not yet swept
     out.push_back({vservice::Proto::kUdp, "UDP", s.client, vip, s.dest, left});
   });
-  for (const DestPicker::Template& t : picker_.Templates(now)) {
-    out.push_back({vservice::Proto::kUdp, "NONE", t.network, vip, t.dest, t.expires_in});
-  }
 }
 
 size_t UdpNatService::EndSessions(const vservice::AddrPort& dest) {
@@ -179,6 +179,11 @@ void UdpNatService::HandleClientBatch(size_t n) {
     if (Session* s = SessionFor(*view, rx_.peer(i), now)) groups_.Add(s, static_cast<uint32_t>(i));
   }
   groups_.ForEach([&](Session* s, std::span<const uint32_t> indices) {
+    // Sessions noted when they opened (not one-packet, not to the sorry server) are noted
+    // again every half timeout while in use, so a peer's hint outlives no live session.
+    if (s->synced && now - s->noted >= table_.options().timeout / 2) {
+      NoteSession(*view, *s, now);
+    }
     uint64_t bytes = 0;
     for (uint32_t i : indices) {
       tx_.Add(rx_.data(i), nullptr);  // the upstream socket is connected
@@ -257,9 +262,22 @@ std::shared_ptr<UdpNatService::Session> UdpNatService::OpenSession(const net::So
     });
   } else {
     sessions_[client] = s;
+    if (view->sync && pick) NoteSession(*view, *s, clock_.Now());
   }
   ArmReplies(s);
   return s;
+}
+
+void UdpNatService::NoteSession(const ServiceView& view, Session& s, TimePoint now) {
+  s.synced = true;
+  s.noted = now;
+  SyncRecord r;
+  r.kind = SyncKind::kUdpSession;
+  r.service = view.key;
+  r.client = s.client;
+  r.dest = s.dest_addr;
+  r.expires_in = std::chrono::duration_cast<std::chrono::milliseconds>(table_.options().timeout);
+  view.sync->Note(r);
 }
 
 void UdpNatService::CloseSession(const std::shared_ptr<Session>& s) {

@@ -91,6 +91,8 @@ class UdpNatService : public WorkerService, public std::enable_shared_from_this<
   std::shared_ptr<Session> OpenSession(const net::SockAddr& peer, const vservice::AddrPort& client,
                                        bool one_packet);
   void CloseSession(const std::shared_ptr<Session>& s);
+  // Passes the session on to the peer directors (the view's SyncOutbox).
+  void NoteSession(const ServiceView& view, Session& s, TimePoint now);
   // Closes the sessions to `dest` and forgets them; returns how many.
   size_t EndSessions(const vservice::AddrPort& dest);
   void ArmExpiry();

@@ -33,14 +33,27 @@ void PersistenceTable::Record(uint32_t client_ip, uint64_t backend_key, TimePoin
   const uint32_t masked = client_ip & options_.netmask;
   const TimePoint expiry = now + options_.timeout;
   auto it = entries_.find(masked);
+  if (it == entries_.end()) return Place(masked, backend_key, expiry, now);
+  // now + timeout is the latest expiry any entry has (adopted ones included), so the refreshed
+  // entry moves to the back without a search or an allocation.
+  it->second.backend_key = backend_key;
+  it->second.expiry = expiry;
+  order_.splice(order_.end(), order_, it->second.order_pos);
+}
+
+void PersistenceTable::Adopt(uint32_t network, uint64_t backend_key, TimePoint expiry,
+                             TimePoint now) {
+  if (expiry <= now || expiry > now + options_.timeout) return;
+  Place(network & options_.netmask, backend_key, expiry, now);
+}
+
+void PersistenceTable::Place(uint32_t masked, uint64_t backend_key, TimePoint expiry,
+                             TimePoint now) {
+  auto it = entries_.find(masked);
   if (it != entries_.end()) {
-    it->second.backend_key = backend_key;
-    it->second.expiry = expiry;
-    // Same timeout for everyone, so the refreshed entry now expires last.
-    order_.splice(order_.end(), order_, it->second.order_pos);
-    return;
-  }
-  if (entries_.size() >= options_.max_entries) {
+    order_.erase(it->second.order_pos);
+    entries_.erase(it);
+  } else if (entries_.size() >= options_.max_entries) {
     Expire(now);
     if (entries_.size() >= options_.max_entries) {
       entries_.erase(order_.front());
@@ -48,8 +61,11 @@ void PersistenceTable::Record(uint32_t client_ip, uint64_t backend_key, TimePoin
       ++evictions_;
     }
   }
-  order_.push_back(masked);
-  entries_.emplace(masked, Entry{backend_key, expiry, std::prev(order_.end())});
+  // The list stays in expiry order. A recorded entry expires last (one timeout for everyone), so
+  // the search from the back stops at once; an adopted one lands close to the back.
+  auto pos = order_.end();
+  while (pos != order_.begin() && entries_.at(*std::prev(pos)).expiry > expiry) --pos;
+  entries_.emplace(masked, Entry{backend_key, expiry, order_.insert(pos, masked)});
 }
 
 void PersistenceTable::Forget(uint32_t client_ip) {

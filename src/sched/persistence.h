@@ -55,6 +55,12 @@ class PersistenceTable {
   // Records (or replaces) the client's network -> backend_key, expiring at now + timeout.
   void Record(uint32_t client_ip, uint64_t backend_key, TimePoint now);
 
+  // Records network -> backend_key expiring at `expiry`, a template another director recorded
+  // (director/sync_*.h): it replaces this table's entry for that network, since the peer saw
+  // the client last. Ignored unless now < expiry <= now + timeout. Kept in expiry order, so
+  // eviction and Expire still go soonest-first.
+  void Adopt(uint32_t network, uint64_t backend_key, TimePoint expiry, TimePoint now);
+
   // Removes the entry for the client's network, if any.
   void Forget(uint32_t client_ip);
 
@@ -81,6 +87,9 @@ class PersistenceTable {
     TimePoint expiry;
     std::list<uint32_t>::iterator order_pos;
   };
+
+  // Inserts or moves `masked` to expire at `expiry`, evicting as Record documents.
+  void Place(uint32_t masked, uint64_t backend_key, TimePoint expiry, TimePoint now);
 
   PersistenceOptions options_;
   std::unordered_map<uint32_t, Entry> entries_;  // masked address -> entry

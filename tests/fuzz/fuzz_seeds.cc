@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "config_values.h"
 #include "director/replication_wire.h"
+#include "director/sync_codec.h"
 #include "director_fixture.h"
 #include "fuzz_records.h"
 #include "fuzz_temp.h"
@@ -339,6 +340,31 @@ void SqlHttpSeeds() {
 
 }  // namespace
 
+// Batches as StateSync sends them: templates of an IPv4 service, a UDP session of an IPv6 one.
+void SyncSeeds() {
+  using vsc::director::SyncKind;
+  using vsc::director::SyncRecord;
+  using vsc::vservice::IpAddress;
+  SyncRecord t;
+  t.kind = SyncKind::kTemplate;
+  t.service = {vsc::vservice::Proto::kTcp, IpAddress::V4(0x0a000001), 80};
+  t.template_key = 0xc0a80700;
+  t.dest = {IpAddress::V4(0x0a000102), 8080};
+  t.expires_in = std::chrono::milliseconds(300000);
+  SyncRecord s;
+  s.kind = SyncKind::kUdpSession;
+  s.service = {vsc::vservice::Proto::kUdp, *IpAddress::Parse("2001:db8::1"), 53};
+  s.client = {*IpAddress::Parse("2001:db8::77"), 40000};
+  s.dest = {*IpAddress::Parse("2001:db8::100"), 53};
+  s.expires_in = std::chrono::milliseconds(1500);
+  const std::vector<SyncRecord> both = {t, s};
+  Write("sync_batch_fuzz", "template_and_session",
+        Msg(vsc::director::PackSync(both).at(0).sync_batch()));
+  std::vector<SyncRecord> many(40, t);
+  for (size_t i = 0; i < many.size(); ++i) many[i].template_key += static_cast<uint32_t>(i);
+  Write("sync_batch_fuzz", "full_datagram", Msg(vsc::director::PackSync(many).at(0).sync_batch()));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: fuzz_seeds DIR (writes DIR/<target>/<seed>)\n");
@@ -357,6 +383,7 @@ int main(int argc, char** argv) {
   ReplicateSeeds();
   ReadSeeds();
   ServiceJsonSeeds();
+  SyncSeeds();
   std::printf("fuzz seeds written under %s\n", g_dir.c_str());
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "director/service_engine.h"
 #include "net/port_pair.h"
 #include "probe_servers.h"
+#include "support/tcp_request.h"
 
 namespace vsc::director::engine_test {
 
@@ -63,20 +64,7 @@ inline bool Eventually(const std::function<bool()>& done,
 
 // One TCP request through the service: connect, send, read to EOF. "" when refused or closed.
 inline std::string Request(uint16_t port, const std::string& what = "ping") {
-  asio::io_context io;
-  asio::ip::tcp::socket s(io);
-  asio::error_code ec;
-  s.connect({asio::ip::address_v4::loopback(), port}, ec);
-  if (ec) return "";
-  asio::write(s, asio::buffer(what), ec);
-  std::string out;
-  char buf[512];
-  for (;;) {
-    size_t n = s.read_some(asio::buffer(buf), ec);
-    out.append(buf, n);
-    if (ec) break;
-  }
-  return out;
+  return test_support::TcpRequest(port, what);
 }
 
 inline uint16_t FreePort() {

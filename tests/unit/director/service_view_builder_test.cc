@@ -9,6 +9,7 @@
 #include "director/dest_picker.h"
 #include "director/flow_expiry.h"
 #include "director/sched_table_share.h"
+#include "director/shared_persistence.h"
 
 namespace vsc::director {
 namespace {
@@ -370,17 +371,25 @@ TEST(DestPicker, TemplatesListEachClientNetworkAndItsDestination) {
   VirtualService vs = Service(2);
   vs.config.scheduler = "rr";
   vs.config.persistence = vservice::Persistence{60, 24};
+  std::shared_ptr<ServiceView> view = BuildServiceView(vs, Inputs(2), 1);
+  view->persistence = MakeSharedPersistence(vservice::Family::kV4, *vs.config.persistence, false);
   DestPicker p({});
-  p.OnView(std::shared_ptr<const ServiceView>(BuildServiceView(vs, Inputs(2), 1)));
-  EXPECT_TRUE(p.Templates(TimePoint{}).empty());
+  p.OnView(view);
+  EXPECT_TRUE(ListTemplates(*view, TimePoint{}).empty());
   const auto first = p.Pick({IpAddress::V4(0xc0a80105), 40000}, TimePoint{});
   ASSERT_TRUE(first.has_value());
-  const auto t = p.Templates(TimePoint{} + std::chrono::seconds(10));
+  const auto t = ListTemplates(*view, TimePoint{} + std::chrono::seconds(10));
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t[0].network, (AddrPort{IpAddress::V4(0xc0a80100), 0}));
   EXPECT_EQ(t[0].dest, Dest(static_cast<uint8_t>(*first + 1)));
   EXPECT_EQ(t[0].expires_in, std::chrono::seconds(50));
-  EXPECT_TRUE(p.Templates(TimePoint{} + std::chrono::seconds(60)).empty());
+  EXPECT_TRUE(ListTemplates(*view, TimePoint{} + std::chrono::seconds(60)).empty());
+  // A second worker's picker shares the table: the client's network goes where it went.
+  DestPicker other({});
+  other.OnView(view);
+  (void)other.Pick({IpAddress::V4(0xc0a80209), 1}, TimePoint{});  // moves rr's cursor
+  EXPECT_EQ(other.Pick({IpAddress::V4(0xc0a80177), 2}, TimePoint{} + std::chrono::seconds(1)),
+            first);
 }
 
 // Schedulers without a table (lc, wlc, ...) build nothing, whatever changes.

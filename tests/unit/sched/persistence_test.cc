@@ -103,6 +103,34 @@ TEST(Persistence, FullTableEvictsTheLeastRecentlyUsedAfterExpiredOnes) {
   EXPECT_EQ(t.Lookup(5, clock.Now()), 105u);
 }
 
+TEST(Persistence, AdoptedTemplatesKeepTheirExpiryAndTheExpiryOrder) {
+  ManualClock clock;
+  PersistenceOptions o;
+  o.timeout = seconds(100);
+  o.max_entries = 3;
+  PersistenceTable t = Make(o);
+  const TimePoint now = clock.Now();
+  t.Record(1, 101, now);                    // expires at +100
+  t.Adopt(2, 102, now + seconds(30), now);  // a peer's template with 30 s left
+  t.Adopt(3, 103, now + seconds(60), now);
+  t.Adopt(4, 104, now + seconds(101), now);  // beyond the timeout: not a template of ours
+  t.Adopt(5, 105, now, now);                 // already expired
+  EXPECT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.Lookup(2, now), 102u);
+  t.Record(6, 106, now);  // full: evicts the entry closest to expiry, the adopted 2
+  EXPECT_EQ(t.evictions(), 1u);
+  EXPECT_EQ(t.Lookup(2, now), std::nullopt);
+  EXPECT_EQ(t.Lookup(3, now), 103u);
+  t.Adopt(1, 111, now + seconds(10), now);  // the peer saw client 1 last: its choice wins
+  EXPECT_EQ(t.Lookup(1, now), 111u);
+  clock.Advance(seconds(10));
+  EXPECT_EQ(t.Expire(clock.Now()), 1u);  // 1 (adopted, 10 s) goes first, in order
+  EXPECT_EQ(t.Lookup(3, clock.Now()), 103u);
+  clock.Advance(seconds(50));
+  EXPECT_EQ(t.Expire(clock.Now()), 1u);  // then 3 at +60; 6 lives to +100
+  EXPECT_EQ(t.Lookup(6, clock.Now()), 106u);
+}
+
 // Model check against a brute-force reference over random operations.
 TEST(Persistence, MatchesAReferenceModel) {
   struct ModelEntry {
@@ -139,8 +167,8 @@ TEST(Persistence, MatchesAReferenceModel) {
         break;
       }
       case 1: {
-        const size_t expected = std::erase_if(
-            model, [&](const auto& kv) { return kv.second.expiry <= now; });
+        const size_t expected =
+            std::erase_if(model, [&](const auto& kv) { return kv.second.expiry <= now; });
         ASSERT_EQ(t.Expire(now), expected);
         break;
       }
@@ -178,7 +206,7 @@ TEST_F(PickPersistentTest, AClientStaysWithItsFirstServer) {
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(Pick(Ip(10, 1, 1, 1)), first);
     EXPECT_NE(Pick(Ip(10, 2, 2, i)), std::nullopt);  // others keep rr turning
-    clock_.Advance(seconds(200));  // each use refreshes the 300 s timeout
+    clock_.Advance(seconds(200));                    // each use refreshes the 300 s timeout
   }
   clock_.Advance(seconds(300));
   table_.Expire(clock_.Now());
@@ -193,7 +221,7 @@ TEST_F(PickPersistentTest, UnavailableOrRemovedServerIsReplacedAndRecorded) {
   EXPECT_NE(second, first);
   EXPECT_EQ(table_.Lookup(client, clock_.Now()), backends_[second].key);
   backends_[first].available = true;
-  EXPECT_EQ(Pick(client), second);  // the new record holds
+  EXPECT_EQ(Pick(client), second);              // the new record holds
   backends_.erase(backends_.begin() + second);  // server removed from the view
   sched_->Rebuild(backends_);
   const auto third = Pick(client);
@@ -205,7 +233,7 @@ TEST_F(PickPersistentTest, QuiescedServerKeepsKnownClientsUnlessExpireQuiescent)
   const uint32_t client = Ip(10, 1, 1, 1);
   const size_t first = *Pick(client);
   backends_[first].weight = 0;
-  EXPECT_EQ(Pick(client), first);  // LVS default expire_quiescent_template = 0
+  EXPECT_EQ(Pick(client), first);           // LVS default expire_quiescent_template = 0
   EXPECT_NE(Pick(Ip(10, 9, 9, 9)), first);  // but no new client goes there
 
   PersistenceOptions o;
