@@ -100,6 +100,9 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("promotion_wait_ms", &promotion_wait_ms,
          "after taking the sequencer lease, how long the director waits for the replicas to "
          "register before it resumes the log at the highest position they report");
+  t.Bind("service_table_poll_ms", &service_table_poll_ms,
+         "with etcd_endpoints: how often the director reads the service table kept in etcd "
+         "(/vscluster/<cluster_name>/services) and applies a newer one");
 }
 
 std::string ServicesFilePath(const DirectorConfig& c) {

@@ -62,6 +62,9 @@ struct DirectorConfig {
   uint32_t sequencer_lease_ttl_ms = 3000;  // etcd grants whole seconds (rounded up), 2 s at least
   uint32_t etcd_timeout_ms = 1000;         // one etcd request; at most a third of the TTL
   uint32_t promotion_wait_ms = 1000;       // after taking the lease: time for replicas to register
+  // How often every director reads the service table's key /vscluster/<cluster_name>/services
+  // (service_table_watch.h).
+  uint32_t service_table_poll_ms = 200;
 
   // Virtual services (issue 12). `services`: the table to start with (filled from TOML
   // [[service]] by the loader), beside the built-in lookup entries; not a flag.
