@@ -94,6 +94,9 @@ Status ValidateLeaseConfig(const DirectorConfig& c) {
         std::to_string(c.sequencer_lease_ttl_ms) +
         "), so a keepalive can be retried within the TTL");
   }
+  if (c.service_table_poll_ms == 0) {
+    return InvalidArgument("service_table_poll_ms must be above 0; the default is 200");
+  }
   return Status::Ok();
 }
 
@@ -223,9 +226,10 @@ Status Director::Bind(bool replication) {
   ring_port_->Start();
   admin_ =
       std::make_unique<AdminApi>(*plane_, *control_, config_, clock_, admin_token_, lookup_port_);
-  admin_->SetServices(saving_.get());
+  admin_->SetServices(services_);
   admin_->AddMetrics([this] { return ring_port_->RenderMetrics(); });
   if (state_sync_) admin_->AddMetrics([this] { return state_sync_->RenderMetrics(); });
+  if (etcd_services_) admin_->AddMetrics([this] { return etcd_services_->RenderMetrics(); });
   admin_->SetViewBarrier(
       [this](std::function<void()> done) { pool_.AfterPosted(control_io_, std::move(done)); });
   admin_http_ = std::make_unique<net::HttpServer>(
@@ -275,42 +279,6 @@ Status Director::BindLookup(const asio::ip::address_v4& vip,
   return Status::Ok();
 }
 
-Status Director::StartServices(EngineOptions::LookupSockets lookup) {
-  EngineOptions eo;
-  eo.sched.mh_table_size = config_.mh_table_size;
-  eo.sched.dwlc_reference_ms = config_.dwlc_reference_ms;
-  eo.nat.connect_timeout = std::chrono::milliseconds(config_.nat_connect_timeout_ms);
-  eo.timeouts = {std::chrono::seconds(config_.tcp_timeout_s),
-                 std::chrono::seconds(config_.tcpfin_timeout_s),
-                 std::chrono::seconds(config_.udp_session_timeout_s)};
-  eo.nat.expire_nodest_conn = config_.expire_nodest_conn;
-  eo.sched.expire_quiescent_template = config_.expire_quiescent_template;
-  eo.builtin = BuiltinServiceKeys(config_, lookup_port_);
-  eo.lookup = std::move(lookup);
-  eo.dr_decay_period = std::chrono::milliseconds(config_.heartbeat_interval_ms);
-  const std::set<vservice::ServiceKey> builtin = eo.builtin;
-  std::shared_ptr<SyncOutbox> outbox;
-  if (!config_.sync_peers.empty()) outbox = std::make_shared<SyncOutbox>();
-  eo.sync = outbox;
-  engine_ = std::make_unique<ServiceEngine>(control_io_, pool_, clock_, *plane_, std::move(eo));
-  VSC_ASSIGN_OR_RETURN(auto table, InitialServiceTable(config_, lookup_port_));
-  VSC_RETURN_IF_ERROR(engine_->Commit(std::move(table)).status().Annotate("virtual services"));
-  if (outbox) {
-    StateSyncOptions so;
-    so.listen = config_.sync_listen;
-    so.port = config_.sync_port;
-    so.peers = config_.sync_peers;
-    state_sync_ = std::make_shared<StateSync>(
-        control_io_, key_, std::move(so), outbox,
-        [this](const SyncRecord& r) { return engine_->AdoptSynced(r); });
-    VSC_RETURN_IF_ERROR(state_sync_->Start());
-  }
-  // Every change from here on is saved (the start's own table is already on disk or in the
-  // configuration file); the built-in entries come from the [director] keys at every start.
-  saving_ = std::make_unique<SavingServiceEditor>(*engine_, ServicesFilePath(config_), builtin);
-  return Status::Ok();
-}
-
 Status Director::StartReplication() {
   ReplicatorOptions ro;
   ro.log_file = config_.log_file;
@@ -349,7 +317,10 @@ Status Director::StartReplication() {
   spdlog::info("replication on: write port {}, SQL read port {}, log {}, policy {}",
                write_server_->port(), read_router_->port(), config_.log_file,
                config_.commit_policy);
-  if (!config_.etcd_endpoints.empty()) StartLeaseKeeper();
+  if (!config_.etcd_endpoints.empty()) {
+    StartLeaseKeeper();
+    StartServiceTableWatch();
+  }
   return Status::Ok();
 }
 
@@ -357,20 +328,18 @@ void Director::OnLeaseView(const LeaseView& view) {
   if (!replicator_) return;
   replicator_->SetLease(view);
   if (control_) control_->SetStandby(replicator_->StandbyFor());
+  if (etcd_services_) etcd_services_->SetLease(view);
 }
 
 void Director::StartLeaseKeeper() {
-  std::vector<EtcdEndpoint> endpoints;
-  for (const std::string& e : config_.etcd_endpoints) endpoints.push_back(*ParseEtcdEndpoint(e));
   LeaseKeeperOptions lo;
   lo.key = "/vscluster/" + config_.cluster_name + "/sequencer";
   lo.identity = "director with write port " + config_.listen + ":" +
                 std::to_string(write_server_->port()) + ", admin " + config_.admin_listen + ":" +
                 std::to_string(admin_port()) + ", pid " + std::to_string(::getpid());
   lo.ttl = std::chrono::milliseconds(config_.sequencer_lease_ttl_ms);
-  EtcdClient client(std::move(endpoints), std::chrono::milliseconds(config_.etcd_timeout_ms));
   lease_keeper_ = std::make_unique<LeaseKeeper>(
-      std::move(client), std::move(lo), clock_, [this](const LeaseView& view) {
+      EtcdClientFor(config_), std::move(lo), clock_, [this](const LeaseView& view) {
         asio::post(control_io_, [this, view] { OnLeaseView(view); });
       });
   lease_keeper_->Start();
@@ -423,6 +392,7 @@ void Director::Stop() {
   if (control_thread_.joinable()) control_thread_.join();
   // After the replicator stopped: the revoke lets a standby take over at once.
   if (lease_keeper_) lease_keeper_->Stop();
+  if (table_watch_) table_watch_->Stop();
   pool_.Stop();
   pool_.Join();
   spdlog::info("director stopped");
@@ -445,7 +415,7 @@ void Director::RunUntilSignal(const std::function<Result<ConfigText>()>& reload)
       continue;
     }
     asio::post(control_io_, [this, text = std::move(text).value()] {
-      auto changes = ReloadServices(*saving_, text.text, text.origin);
+      auto changes = ReloadServices(*services_, text.text, text.origin);
       if (!changes.ok()) {
         spdlog::error("SIGHUP: {}; the running services are unchanged",
                       changes.status().ToString());

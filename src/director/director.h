@@ -30,6 +30,7 @@
 #include "director/control_plane.h"
 #include "director/control_server.h"
 #include "director/director_config.h"
+#include "director/etcd_service_editor.h"
 #include "director/lease_keeper.h"
 #include "director/read_router.h"
 #include "director/replicator.h"
@@ -37,6 +38,7 @@
 #include "director/ring_router.h"
 #include "director/service_engine.h"
 #include "director/service_store.h"
+#include "director/service_table_watch.h"
 #include "director/sql_http_api.h"
 #include "director/state_sync.h"
 #include "director/write_server.h"
@@ -74,8 +76,9 @@ class Director {
   uint16_t sql_port() const { return read_router_ ? read_router_->port() : 0; }
   // The virtual services (issue 12): the table and its runtime. Valid once Start succeeded;
   // control thread only (post to control_context(): the engine has no lock).
-  // Changes through services() are saved to services_file (SavingServiceEditor).
-  ServiceEditor& services() { return *saving_; }
+  // Changes through services() are saved to services_file (SavingServiceEditor) and, with
+  // etcd_endpoints, kept in etcd (EtcdServiceEditor).
+  ServiceEditor& services() { return *services_; }
   // asio::post target for work on the control thread (the engine, the admin API).
   asio::io_context& control_context() { return control_io_; }
   // The worker threads (tests delay one to see that an admin change waits for every worker).
@@ -96,9 +99,18 @@ class Director {
   // On the control thread: a new view of the sequencer lease, for the replicator and, as a
   // standby or not, for the control server.
   void OnLeaseView(const LeaseView& view);
-  // The service engine and the initial table (config.services plus the built-in lookup
-  // entries), every socket bound.
+  // The service engine and the initial table (etcd's when it holds one, else config.services;
+  // plus the built-in lookup entries), every socket bound (director_services.cc).
   Status StartServices(EngineOptions::LookupSockets lookup);
+  // sync_peers set: the state sync daemon on its socket (director_services.cc).
+  Status StartStateSync(std::shared_ptr<SyncOutbox> outbox);
+  // etcd_endpoints set: the service table's key as a start-up read (its table replaces
+  // config_.services when it loads), and the editor that keeps every change in etcd.
+  Result<int64_t> AdoptEtcdServices(bool& applied);
+  void KeepServicesInEtcd(const std::set<vservice::ServiceKey>& builtin, int64_t revision,
+                          bool applied);
+  // The thread that reads the service table's key for every director (issue 11).
+  void StartServiceTableWatch();
   // The rqlite-compatible HTTP API's handler, on the replicator when there is one (its port is
   // bound by Bind; no request is served before the control thread runs).
   void StartSqlHttp();
@@ -114,8 +126,11 @@ class Director {
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<ServiceEngine> engine_;
-  std::unique_ptr<SavingServiceEditor> saving_;  // engine_, saving every change
-  std::shared_ptr<StateSync> state_sync_;        // null without sync_peers
+  std::unique_ptr<SavingServiceEditor> saving_;       // engine_, saving every change
+  std::unique_ptr<EtcdServiceEditor> etcd_services_;  // saving_, through etcd; or null
+  ServiceEditor* services_ = nullptr;                 // the outermost of the two above
+  std::unique_ptr<ServiceTableWatch> table_watch_;    // null without etcd_endpoints
+  std::shared_ptr<StateSync> state_sync_;             // null without sync_peers
   std::unique_ptr<RingRouter> ring_router_;
   std::unique_ptr<RingPort> ring_port_;        // clients: table, owner, via-director
   std::unique_ptr<Replicator> replicator_;     // null when replication is off
@@ -142,6 +157,8 @@ class Director {
 Status ValidateConfig(const DirectorConfig& config);
 // The etcd keys: endpoints, cluster_name, sequencer_lease_ttl_ms and etcd_timeout_ms.
 Status ValidateLeaseConfig(const DirectorConfig& config);
+// A client of the configured etcd endpoints (ValidateLeaseConfig checked them).
+EtcdClient EtcdClientFor(const DirectorConfig& config);
 // Whether Start runs replication: schema_db is set or log_file exists.
 bool ReplicationWanted(const DirectorConfig& config);
 // The files start-up reads exist and the directories it writes into are writable.

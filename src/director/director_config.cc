@@ -106,6 +106,9 @@ void DirectorConfig::Bind(ConfigTable& t) {
          "their servers after a failover (LVS's sync daemon); empty = no state sync");
   t.Bind("sync_listen", &sync_listen, "address of this director's state sync socket (UDP)");
   t.Bind("sync_port", &sync_port, "UDP port of the state sync socket; bound only with sync_peers");
+  t.Bind("service_table_poll_ms", &service_table_poll_ms,
+         "with etcd_endpoints: how often the director reads the service table kept in etcd "
+         "(/vscluster/<cluster_name>/services) and applies a newer one");
 }
 
 std::string ServicesFilePath(const DirectorConfig& c) {

@@ -67,6 +67,9 @@ struct DirectorConfig {
   std::vector<std::string> sync_peers;  // "HOST:PORT" of each peer; empty = no sync socket
   std::string sync_listen = "127.0.0.1";
   uint16_t sync_port = 7102;  // UDP; bound only with sync_peers
+  // How often every director reads the service table's key /vscluster/<cluster_name>/services
+  // (service_table_watch.h).
+  uint32_t service_table_poll_ms = 200;
 
   // Virtual services (issue 12). `services`: the table to start with (filled from TOML
   // [[service]] by the loader), beside the built-in lookup entries; not a flag.

@@ -87,4 +87,10 @@ Result<etcd::TxnResult> EtcdClient::CreateWithLease(std::string_view key, std::s
                                etcd::ParseTxn);
 }
 
+Result<etcd::TxnResult> EtcdClient::PutIfModRevision(std::string_view key, std::string_view value,
+                                                     int64_t mod_revision) {
+  return Call<etcd::TxnResult>("/v3/kv/txn", etcd::PutIfModRevisionBody(key, value, mod_revision),
+                               etcd::ParseTxn);
+}
+
 }  // namespace vsc::director

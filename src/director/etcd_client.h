@@ -1,11 +1,13 @@
 // EtcdClient: a blocking client of etcd's v3 JSON gateway (etcd_codec.h) over HttpRequestSync,
-// for the sequencer lease (sequencer_lease.h). Each call is one HTTP/1.1 POST, bounded by
-// `timeout`, to the endpoint that answered last; a connection failure, a timeout or an
+// for the sequencer lease (sequencer_lease.h) and the service table (etcd_service_editor.h).
+// Each call is one HTTP/1.1 POST, bounded by `timeout`, to the endpoint that answered last; a
+// connection failure, a timeout or an
 // Unavailable answer (no leader, no quorum) moves on to the next endpoint, each tried once per
 // call. When none answers, the call is Unavailable and its message names every endpoint's error.
 //
-// Thread: blocking; use it from a thread of its own (LeaseKeeper), never from an event loop.
-// One caller at a time.
+// Thread: blocking; use it from a thread of its own (LeaseKeeper, ServiceTableWatch). The one
+// exception is the service table's commit (etcd_service_editor.h), an operator's change that
+// must know etcd's answer before it answers. One caller at a time.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,10 @@ class EtcdClient {
   // stands after the transaction.
   Result<etcd::TxnResult> CreateWithLease(std::string_view key, std::string_view value,
                                           int64_t lease_id);
+  // Puts `key` = `value` if the key's mod_revision is `mod_revision` (0: the key is absent);
+  // either way the key as it stands after the transaction.
+  Result<etcd::TxnResult> PutIfModRevision(std::string_view key, std::string_view value,
+                                           int64_t mod_revision);
 
  private:
   struct Answer {

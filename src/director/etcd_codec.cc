@@ -126,19 +126,36 @@ std::string LeaseIdBody(int64_t id) { return json{{"ID", std::to_string(id)}}.du
 
 std::string RangeBody(std::string_view key) { return json{{"key", Base64Encode(key)}}.dump(); }
 
-std::string CreateWithLeaseBody(std::string_view key, std::string_view value, int64_t lease_id) {
+namespace {
+
+// compare(target(key) == value) → put(key, value[, lease]) and read it back; else read it.
+std::string GuardedPutBody(std::string_view key, std::string_view value, const char* target,
+                           const char* field, int64_t expected, int64_t lease_id) {
   const std::string k = Base64Encode(key);
   json read = {{"request_range", {{"key", k}}}};
-  json put = {{"request_put",
-               {{"key", k}, {"value", Base64Encode(value)}, {"lease", std::to_string(lease_id)}}}};
+  json put_fields = {{"key", k}, {"value", Base64Encode(value)}};
+  if (lease_id != 0) put_fields["lease"] = std::to_string(lease_id);
+  json put = {{"request_put", put_fields}};
   json body = {
-      {"compare",
-       json::array(
-           {{{"target", "CREATE"}, {"result", "EQUAL"}, {"key", k}, {"create_revision", "0"}}})},
+      {"compare", json::array({{{"target", target},
+                                {"result", "EQUAL"},
+                                {"key", k},
+                                {field, std::to_string(expected)}}})},
       {"success", json::array({put, read})},
       {"failure", json::array({read})},
   };
   return body.dump();
+}
+
+}  // namespace
+
+std::string CreateWithLeaseBody(std::string_view key, std::string_view value, int64_t lease_id) {
+  return GuardedPutBody(key, value, "CREATE", "create_revision", 0, lease_id);
+}
+
+std::string PutIfModRevisionBody(std::string_view key, std::string_view value,
+                                 int64_t mod_revision) {
+  return GuardedPutBody(key, value, "MOD", "mod_revision", mod_revision, 0);
 }
 
 Result<Lease> ParseGrant(int http_status, std::string_view body) {

@@ -1,7 +1,8 @@
 // The JSON bodies of etcd's v3 gRPC gateway (etcd 3.4: POST /v3/<service>/<method>, keys and
 // values in base64, 64-bit integers as JSON strings) and the parsing of its answers. Pure: no
 // I/O; EtcdClient (etcd_client.h) carries them. Only the calls the sequencer lease needs:
-// lease grant, keepalive and revoke, a range read, and the create-if-absent transaction.
+// lease grant, keepalive and revoke, a range read, the create-if-absent transaction, and the
+// service table's put-if-unchanged transaction (etcd_service_editor.h).
 //
 // Answer parsers take the HTTP status and the body. An error answer ({"error", "message",
 // "code"} with a gRPC code, or a keepalive stream's {"error": {...}}) becomes a Status:
@@ -33,7 +34,7 @@ struct Lease {
 };
 
 struct TxnResult {
-  bool succeeded = false;      // the compare held: the key was created under the lease
+  bool succeeded = false;      // the compare held: the put was made
   std::optional<KeyValue> kv;  // the key as it stands after the transaction
   int64_t revision = 0;        // the store's revision after the transaction
 };
@@ -44,6 +45,10 @@ std::string LeaseIdBody(int64_t id);  // keepalive and revoke
 std::string RangeBody(std::string_view key);
 // compare create_revision(key) == 0 → put(key, value, lease) and read it back; else read it.
 std::string CreateWithLeaseBody(std::string_view key, std::string_view value, int64_t lease_id);
+// compare mod_revision(key) == mod_revision → put(key, value) and read it back; else read it.
+// etcd compares an absent key as mod_revision 0, so 0 creates the key only if it is absent.
+std::string PutIfModRevisionBody(std::string_view key, std::string_view value,
+                                 int64_t mod_revision);
 
 // Answers.
 Result<Lease> ParseGrant(int http_status, std::string_view body);

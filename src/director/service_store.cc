@@ -74,6 +74,15 @@ Result<vservice::VirtualServiceTable> StartupServices(const std::string& service
   return vservice::LoadServicesToml(config_text, config_origin, limits);
 }
 
+vservice::VirtualServiceTable WithoutServices(const vservice::VirtualServiceTable& table,
+                                              const std::set<vservice::ServiceKey>& keys) {
+  vservice::VirtualServiceTable out = table;
+  for (const vservice::ServiceKey& key : keys) {
+    if (out.Find(key) != nullptr) (void)out.DelService(key);
+  }
+  return out;
+}
+
 Result<std::vector<vservice::Change>> ReloadServices(ServiceEditor& editor,
                                                      std::string_view config_text,
                                                      std::string_view config_origin) {
@@ -85,11 +94,8 @@ Result<std::vector<vservice::Change>> ReloadServices(ServiceEditor& editor,
 Result<std::vector<vservice::Change>> SavingServiceEditor::Commit(
     vservice::VirtualServiceTable next) {
   const std::string tmp = TempOf(path_);
-  vservice::VirtualServiceTable saved = next;
-  for (const vservice::ServiceKey& key : unsaved_) {
-    if (saved.Find(key) != nullptr) (void)saved.DelService(key);
-  }
-  if (Status s = WriteSynced(tmp, vservice::SaveServicesToml(saved)); !s.ok()) {
+  const std::string text = vservice::SaveServicesToml(WithoutServices(next, unsaved_));
+  if (Status s = WriteSynced(tmp, text); !s.ok()) {
     ::unlink(tmp.c_str());
     return s.Annotate("saving the services table (nothing changed)");
   }

@@ -33,6 +33,10 @@ Result<vservice::VirtualServiceTable> StartupServices(const std::string& service
                                                       std::string_view config_origin,
                                                       vservice::TableLimits limits = {});
 
+// `table` without the services `keys` names (the built-in entries that are never saved).
+vservice::VirtualServiceTable WithoutServices(const vservice::VirtualServiceTable& table,
+                                              const std::set<vservice::ServiceKey>& keys);
+
 // SIGHUP: the configuration file's [[service]] tables become the running table, as a keepalived
 // reload; Commit applies only the difference. A file that does not load changes nothing.
 Result<std::vector<vservice::Change>> ReloadServices(ServiceEditor& editor,

@@ -4,13 +4,20 @@
 // with the reason; a kill -9 of the holder lets the other take over within the TTL and a
 // keepalive period, under a higher epoch; real servers given both directors follow the lease to
 // B; without an etcd quorum writes stop with "no quorum for the sequencer lease" while lookups
-// go on.
+// go on; the service table lives in etcd, so a `vsc adm` change on A is B's table too and
+// survives the failover.
 #include <signal.h>
+
+#include <fstream>
 
 #include "client/sql_client.h"
 #include "common/subprocess.h"
+#include "director/etcd_client.h"
+#include "director/service_table_sync.h"
 #include "integration/cluster_harness.h"
 #include "integration/etcd_cluster.h"
+#include "integration/tcp_echo.h"
+#include "integration/vsc_process.h"
 #include "proto/cluster_key.h"
 #include "support/peer_process.h"
 
@@ -322,6 +329,84 @@ TEST_F(DirectorStandbyTest, RealServersGivenBothDirectorsFollowTheLeaseToTheStan
   ASSERT_NE(at, std::string::npos) << metrics->second;
   EXPECT_GE(std::stoull(metrics->second.substr(at + line.size())), 1u)
       << "the servers tried B while A's key still lived, and B turned them away";
+}
+
+// The service table in etcd (issue 11): `vsc adm` on A reaches B's table through etcd; B, a
+// standby, refuses a change naming A; after a kill -9 of A, B holds the lease, still has the
+// service and serves it (a TCP echo through it), and its own change lands in etcd.
+TEST_F(DirectorStandbyTest, TheServiceTableLivesInEtcdAndSurvivesAFailoverToTheStandby) {
+  ASSERT_NO_FATAL_FAILURE(StartA());
+  ASSERT_NO_FATAL_FAILURE(StartB());
+  const std::string a_token = work_dir_ + "/a.token";
+  std::ofstream(a_token) << cluster_->admin_token();
+  const std::string b_token = work_dir_ + "/b/token";
+  auto adm_a = [&](const std::vector<std::string>& args) {
+    return RunAdm(work_dir_, cluster_->admin_port(), a_token, args);
+  };
+  auto adm_b = [&](const std::vector<std::string>& args) {
+    return RunAdm(work_dir_, b_.admin_port, b_token, args);
+  };
+  EchoServer echo;
+  const std::string vip = "127.0.0.1:" + std::to_string(test_support::FreePort("127.0.0.1"));
+  const std::string dest = "127.0.0.1:" + std::to_string(echo.port());
+  ASSERT_EQ(adm_a({"-A", "-t", vip, "-s", "rr"}).first, 0);
+  ASSERT_EQ(adm_a({"-a", "-t", vip, "-r", dest, "-m", "-w", "3"}).first, 0);
+  const TimePoint changed = clock_.Now();
+  std::string on_b;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        on_b = adm_b({"-S", "-n"}).second;
+        return Contains(on_b, "-a -t " + vip + " -r " + dest + " -m -w 3");
+      },
+      5s, 20ms))
+      << "B never had A's change: " << on_b;
+  std::printf("A's change in B's table after %.0f ms\n", ToMillis(clock_.Now() - changed));
+
+  const std::string other = "127.0.0.1:" + std::to_string(test_support::FreePort("127.0.0.1"));
+  auto [refused, why] = adm_b({"-A", "-t", other});
+  EXPECT_NE(refused, 0);
+  EXPECT_TRUE(Contains(why,
+                       "this director is a standby; change the service table on the active "
+                       "director (director with write port 127.0.0.1:" +
+                           std::to_string(cluster_->write_port())))
+      << why;
+
+  ASSERT_TRUE(cluster_->SignalDirector(SIGKILL).ok());
+  ASSERT_TRUE(WaitUntil([&] { return HoldsLease(b_.admin_port, b_.token); }, 10s, 10ms));
+  EXPECT_TRUE(Contains(adm_b({"-S", "-n"}).second, "-a -t " + vip + " -r " + dest));
+  asio::io_context io;
+  std::string outcome;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        asio::ip::tcp::socket c(io);
+        asio::error_code ec;
+        c.connect({asio::ip::address_v4::loopback(),
+                   static_cast<uint16_t>(std::stoi(vip.substr(vip.rfind(':') + 1)))},
+                  ec);
+        outcome = ec ? "no connect: " + ec.message() : Outcome(c, 2000ms);
+        return outcome == "served";
+      },
+      10s, 50ms))
+      << outcome;
+
+  std::string answer;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto r = adm_b({"-A", "-t", other, "-s", "wlc"});
+        answer = r.second;
+        return r.first == 0;
+      },
+      10s, 50ms))
+      << "B, the holder now, never took a change: " << answer;
+  std::vector<director::EtcdEndpoint> endpoints;
+  for (const std::string& url : etcd_->ClientUrls()) {
+    endpoints.push_back(*director::ParseEtcdEndpoint(url));
+  }
+  director::EtcdClient etcd(endpoints, 2s);
+  auto kv = etcd.Get(director::ServiceTableKey("standby-test"));
+  ASSERT_TRUE(kv.ok() && kv->has_value()) << kv.status().ToString();
+  EXPECT_TRUE(Contains((*kv)->value, "address = '" + other + "'")) << (*kv)->value;
+  EXPECT_TRUE(Contains((*kv)->value, "address = '" + dest + "'")) << (*kv)->value;
 }
 
 TEST_F(DirectorStandbyTest, WithoutAnEtcdQuorumWritesAreRefusedAndLookupsGoOn) {

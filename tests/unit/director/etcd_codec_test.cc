@@ -39,6 +39,24 @@ TEST(EtcdCodecTest, RequestBodiesAreTheGatewaysJson) {
   EXPECT_EQ(txn["failure"][0]["request_range"]["key"], k);
 }
 
+// The service table's put-if-unchanged: a compare on mod_revision and a put under no lease.
+TEST(EtcdCodecTest, PutIfModRevisionComparesTheModRevisionAndPutsWithoutALease) {
+  const json txn = json::parse(PutIfModRevisionBody("/vscluster/c/services", "t", 41));
+  const std::string k = Base64Encode("/vscluster/c/services");
+  ASSERT_EQ(txn["compare"].size(), 1u);
+  EXPECT_EQ(txn["compare"][0]["target"], "MOD");
+  EXPECT_EQ(txn["compare"][0]["result"], "EQUAL");
+  EXPECT_EQ(txn["compare"][0]["key"], k);
+  EXPECT_EQ(txn["compare"][0]["mod_revision"], "41");
+  ASSERT_EQ(txn["success"].size(), 2u);
+  EXPECT_EQ(txn["success"][0]["request_put"]["value"], Base64Encode("t"));
+  EXPECT_FALSE(txn["success"][0]["request_put"].contains("lease"));
+  EXPECT_EQ(txn["success"][1]["request_range"]["key"], k);
+  EXPECT_EQ(txn["failure"][0]["request_range"]["key"], k);
+  // 0 = create only if absent.
+  EXPECT_EQ(json::parse(PutIfModRevisionBody("k", "v", 0))["compare"][0]["mod_revision"], "0");
+}
+
 TEST(EtcdCodecTest, ParsesGrantKeepAliveAndRevoke) {
   auto g =
       ParseGrant(200, std::string("{") + kHeader + R"(,"ID":"4111120378023639045","TTL":"5"})");
