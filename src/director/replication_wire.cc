@@ -47,6 +47,8 @@ void ToProto(const Entry& e, proto::LogEntry* out) {
   out->set_ts_micros(e.ts_micros);
   out->set_kind(static_cast<uint32_t>(e.kind));
   for (const Statement& s : e.statements) ToProto(s, out->add_statements());
+  out->set_idempotency_key(e.idempotency_key);
+  out->set_idempotency_window(e.idempotency_window);
 }
 
 Entry FromProto(const proto::LogEntry& e) {
@@ -56,6 +58,8 @@ Entry FromProto(const proto::LogEntry& e) {
   out.ts_micros = e.ts_micros();
   out.kind = e.kind() == 1 ? Entry::Kind::kChecksum : Entry::Kind::kWrite;
   for (const auto& s : e.statements()) out.statements.push_back(FromProto(s));
+  out.idempotency_key = e.idempotency_key();
+  out.idempotency_window = e.idempotency_window();
   return out;
 }
 
@@ -70,6 +74,7 @@ replication::EntryResult FromProto(const proto::EntryOutcome& o) {
     r.statements.push_back({so.rows_affected(), so.last_insert_id()});
   }
   r.failed_statement = o.failed_statement();
+  r.duplicate_of = o.duplicate_of();
   return r;
 }
 

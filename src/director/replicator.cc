@@ -180,16 +180,15 @@ void Replicator::FailWaiting(
   for (auto& [seq, w] : waiting_) {
     auto [code, error] = outcome(seq);
     proto::WriteResponse resp;
-    resp.set_request_id(w.request_id);
     resp.set_ok(false);
     resp.set_code(code);
     resp.set_seq(seq);
     resp.set_epoch(sequencer_->epoch());
     resp.set_error(std::move(error));
-    queued_bytes_ -= w.bytes;
-    w.done(resp);
+    AnswerWaiting(seq, w, std::move(resp));
   }
   waiting_.clear();
+  waiting_keys_.clear();
 }
 
 void Replicator::ResumeAfter(uint64_t epoch, uint64_t seq, int64_t ts) {

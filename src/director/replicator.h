@@ -52,6 +52,7 @@
 #include "director/verify_tracker.h"
 #include "proto/control.pb.h"
 #include "replication/commit_tracker.h"
+#include "replication/idempotency.h"
 #include "replication/log.h"
 #include "replication/mirror.h"
 #include "replication/sequencer.h"
@@ -90,6 +91,8 @@ struct ReplicatorOptions {
   // Under a lease, how long a director that has just taken it waits for replicas to register
   // before it chooses the log head from their positions (promotion; replicator_promotion.cc).
   Duration promotion_wait = std::chrono::milliseconds(1000);
+  // How many seqs the replicas remember a write's idempotency key (replicator_keys.cc).
+  uint64_t idempotency_window = replication::kDefaultIdempotencyWindow;
 };
 
 // Where a replica stands in the replication stream (separate from its membership state).
@@ -265,10 +268,16 @@ class Replicator {
     uint64_t request_id = 0;
     WriteDone done;      // empty for checksum markers
     uint64_t bytes = 0;  // SQL and parameters, counted in queued_bytes_
+    std::string key;     // the writer's idempotency key, "" none
   };
   Replicator(asio::io_context& io, ControlPlane& plane, const Clock& clock,
              ReplicatorOptions options);
   void Refuse(const WriteDone& done, uint64_t request_id, int code, const std::string& error);
+  // Idempotency keys (replicator_keys.cc). Whether Submit is done with `request` because of its
+  // key: refused (a bad key) or joined to the waiting write of the same key, which answers it.
+  bool HandledByKey(const proto::WriteRequest& request, WriteDone& done);
+  // Moves an accepted write into waiting_ under `seq`, remembering its key.
+  void Wait(uint64_t seq, Accepted& accepted);
   // Why this director may not sequence now (require_lease), or nullopt.
   std::optional<std::string> NotSequencing() const;
   // A replica refused our stream: it follows `epoch`, newer than ours.
@@ -333,9 +342,16 @@ class Replicator {
     uint64_t request_id = 0;
     WriteDone done;
     uint64_t bytes = 0;
+    std::string key;  // idempotency key, "" none
+    // Retries of the same key that arrived while this write waited: they get its answer.
+    std::vector<std::pair<uint64_t, WriteDone>> joined;
   };
-  std::map<uint64_t, Waiting> waiting_;  // sequenced, not decided
-  uint64_t queued_bytes_ = 0;            // `bytes` of every write in batch_ and waiting_
+  std::map<uint64_t, Waiting> waiting_;           // sequenced, not decided
+  std::map<std::string, uint64_t> waiting_keys_;  // idempotency key -> its seq in waiting_
+  // Answers the write waiting at `seq` and every retry joined to it, and forgets its key and
+  // bytes (the caller erases it). An unknown outcome of a keyed write says to retry with the key.
+  void AnswerWaiting(uint64_t seq, Waiting& w, proto::WriteResponse resp);
+  uint64_t queued_bytes_ = 0;  // `bytes` of every write in batch_ and waiting_
   uint64_t committed_seq_ = 0;
 
   // Recent entries, for streaming without reading the log: seqs recent_first_..last_seq.

@@ -285,7 +285,6 @@ void Replicator::Decide(std::vector<replication::Decision> decisions) {
     verifies_.OnDecided(d.seq, d.result.checksum);
     if (auto w = waiting_.find(d.seq); w != waiting_.end()) {
       proto::WriteResponse resp;
-      resp.set_request_id(w->second.request_id);
       resp.set_seq(d.seq);
       resp.set_epoch(sequencer_->epoch());
       resp.set_code(d.result.code);
@@ -306,10 +305,14 @@ void Replicator::Decide(std::vector<replication::Decision> decisions) {
                        d.result.error);
         counters_.writes_failed.Add();
       }
-      WriteDone done = std::move(w->second.done);
-      queued_bytes_ -= w->second.bytes;
+      if (d.result.duplicate_of != 0 && !d.unacknowledged) {
+        // The key was applied before: the answer is that application's, at its seq.
+        resp.set_duplicate(true);
+        resp.set_seq(d.result.duplicate_of);
+      }
+      Waiting waiting = std::move(w->second);
       waiting_.erase(w);
-      done(resp);
+      AnswerWaiting(d.seq, waiting, std::move(resp));
     }
     for (const std::string& id : d.divergent) {
       auto it = replicas_.find(id);

@@ -57,6 +57,7 @@ void Replicator::Submit(const proto::WriteRequest& request, WriteDone done) {
     Refuse(done, rid, kWriteUnavailable, "unavailable: the director is stopping; not applied");
     return;
   }
+  if (HandledByKey(request, done)) return;
   MaybeFinishPromotion();  // the window may have passed since the last tick
   if (auto why = NotSequencing()) {
     Refuse(done, rid, kWriteUnavailable, "unavailable: " + *why + "; the write was not applied");
@@ -147,6 +148,14 @@ void Replicator::Submit(const proto::WriteRequest& request, WriteDone done) {
     }
     if (kinds[i] == replication::StatementKind::kDdl) a.ddl.push_back(i);
   }
+  if (!a.ddl.empty() && !request.idempotency_key().empty()) {
+    Refuse(done, rid, kWriteRefused,
+           "statement refused: an idempotency key cannot be used with DDL (CREATE, DROP, "
+           "ALTER); send DDL without a key, written to be retried safely (IF NOT EXISTS, IF "
+           "EXISTS)");
+    return;
+  }
+  a.key = request.idempotency_key();
   if (Participants().empty()) {
     Refuse(done, rid, kWriteUnavailable,
            "unavailable: no replica is in sync (every replica is down, catching up or waiting "
@@ -216,7 +225,13 @@ void Replicator::Flush() {
   std::vector<Entry> entries;
   entries.reserve(batch.size());
   const int64_t now = clock_.WallMicros();
-  for (Accepted& a : batch) entries.push_back(sequencer_->Assign(a.statements, a.kind, now));
+  for (Accepted& a : batch) {
+    entries.push_back(sequencer_->Assign(a.statements, a.kind, now));
+    if (!a.key.empty()) {
+      entries.back().idempotency_key = a.key;
+      entries.back().idempotency_window = options_.idempotency_window;
+    }
+  }
   if (Status s = log_->Append(entries); !s.ok()) {
     spdlog::error("replication log append failed: {}", s.ToString());
     sequencer_ = std::make_unique<replication::Sequencer>(log_->epoch(), log_->last_seq(),
@@ -241,10 +256,7 @@ void Replicator::Flush() {
     }
     Status tracked = tracker_.Track(e.seq, parts);
     if (!tracked.ok()) spdlog::error("commit tracker: seq {}: {}", e.seq, tracked.ToString());
-    if (batch[i].done) {
-      waiting_[e.seq] = Waiting{batch[i].request_id, std::move(batch[i].done), batch[i].bytes};
-      queued_bytes_ += batch[i].bytes;
-    }
+    if (batch[i].done) Wait(e.seq, batch[i]);
     if (e.kind == Entry::Kind::kChecksum) {
       std::set<std::string> expected;
       std::map<std::string, std::string> skipped;

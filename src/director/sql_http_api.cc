@@ -52,6 +52,9 @@ Result<SqlHttpApi::Flags> SqlHttpApi::ParseFlags(const net::HttpRequest& req) co
   f.associative = q.Has("associative");
   f.blob_array = q.Has("blob_array");
   f.qualify_columns = q.Has("qualify_columns");
+  // Issue 11: names the request's write so that a retry is applied at most once. The key
+  // itself is checked by the Replicator (a bad one is a write error, as on the write port).
+  if (auto key = req.Header("Idempotency-Key")) f.idempotency_key = std::string(*key);
   for (const char* key : {"timeout", "freshness", "db_timeout", "linearizable_timeout"}) {
     if (auto v = q.Get(key); v && !ParseGoDuration(*v).ok()) {
       return InvalidArgument(std::string(key) + " is not a valid duration");

@@ -5,6 +5,9 @@
 //   mirror checks, sequencer, commit policy); with `transaction` they are one WriteRequest (one
 //   seq, all or nothing), without it one WriteRequest each, submitted in the same turn so they
 //   take consecutive seqs. The answer comes when the commit policy is met and carries `seq`.
+//   An `Idempotency-Key` header (issue 11) names a request that makes one write (a transaction,
+//   or a single write statement): a retry with the same key is applied at most once, and the
+//   answer of a retry whose key was applied says `"duplicate": true` (with the original's seq).
 // - GET|POST /db/query: each statement is read from one replica over its TCP read path
 //   (SqlTcpReader), chosen by PickReplica as the SQL read port chooses: `level=none` any in-sync
 //   replica (min_seq as given), `weak` (the default, also `linearizable`, `auto`) one that has
@@ -73,8 +76,12 @@ class SqlHttpApi {
     bool blob_array = false, qualify_columns = false;
     Level level = Level::kWeak;
     uint64_t min_seq = 0;
+    std::string idempotency_key;  // the Idempotency-Key header: one write request only
     TimePoint started{};
   };
+  // 400 when an Idempotency-Key is given for a request that makes more than one write (each
+  // statement without `transaction` is a write of its own).
+  static vsc::Status KeyFitsWrites(const Flags& flags, size_t writes);
   // Flags from the query string; InvalidArgument naming the bad parameter (400).
   Result<Flags> ParseFlags(const net::HttpRequest& req) const;
   asio::awaitable<net::HttpResponse> Execute(const net::HttpRequest& req, const Flags& flags);

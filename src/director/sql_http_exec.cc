@@ -27,6 +27,7 @@ bool IsRead(const std::string& sql) {
 
 WriteOutcome Outcome(const proto::WriteResponse& r, int index, size_t statements) {
   WriteOutcome w;
+  w.duplicate = r.duplicate();
   if (!r.ok()) {
     w.error = r.error();
     return w;
@@ -44,6 +45,7 @@ WriteOutcome Outcome(const proto::WriteResponse& r, int index, size_t statements
 WriteOutcome RolledBackOrDone(const proto::WriteResponse& r, size_t i, size_t statements) {
   if (r.ok()) return Outcome(r, static_cast<int>(i), statements);
   WriteOutcome w;
+  w.duplicate = r.duplicate();
   if (i < static_cast<size_t>(r.statements_size())) {
     w.last_insert_id = r.statements(static_cast<int>(i)).last_insert_id();
     w.rows_affected = r.statements(static_cast<int>(i)).rows_affected();
@@ -67,6 +69,14 @@ bool TextPlain(const net::HttpRequest& req) {
 double Seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace
+
+vsc::Status SqlHttpApi::KeyFitsWrites(const Flags& flags, size_t writes) {
+  if (flags.idempotency_key.empty() || writes <= 1) return Status::Ok();
+  return InvalidArgument("Idempotency-Key names one write, and this request makes " +
+                         std::to_string(writes) +
+                         " (one per statement): send one write statement per keyed request, or "
+                         "the statements as one ?transaction");
+}
 
 asio::awaitable<std::vector<proto::WriteResponse>> SqlHttpApi::SubmitAll(
     std::vector<proto::WriteRequest> requests) {
@@ -96,6 +106,10 @@ asio::awaitable<std::vector<std::string>> SqlHttpApi::Write(
     if (requests.empty() || !flags.transaction) requests.emplace_back();
     *requests.back().add_statements() = std::move(st);
   }
+  // KeyFitsWrites made sure a key names a single request.
+  if (!flags.idempotency_key.empty() && requests.size() == 1) {
+    requests.front().set_idempotency_key(flags.idempotency_key);
+  }
   std::vector<proto::WriteResponse> answers = co_await SubmitAll(std::move(requests));
   std::vector<std::string> results;
   for (const proto::WriteResponse& a : answers) {
@@ -124,6 +138,8 @@ asio::awaitable<net::HttpResponse> SqlHttpApi::Execute(const net::HttpRequest& r
                                                        const Flags& flags) {
   auto statements = ParseSqlBody(req.body, TextPlain(req), options_.body);
   if (!statements.ok()) co_return BadRequest(statements.status());
+  const size_t writes = flags.transaction ? 1 : statements->size();
+  if (vsc::Status fits = KeyFitsWrites(flags, writes); !fits.ok()) co_return BadRequest(fits);
   uint64_t seq = 0;
   std::vector<std::string> results;
   if (!statements->empty()) results = co_await Write(std::move(*statements), flags, &seq);
@@ -167,7 +183,14 @@ asio::awaitable<net::HttpResponse> SqlHttpApi::Request(const net::HttpRequest& r
   auto statements = ParseSqlBody(req.body, /*text_plain=*/false, options_.body);
   if (!statements.ok()) co_return BadRequest(statements.status());
   bool any_read = false;
-  for (const auto& st : *statements) any_read |= IsRead(st.sql());
+  size_t writes = 0;
+  for (const auto& st : *statements) {
+    any_read |= IsRead(st.sql());
+    writes += IsRead(st.sql()) ? 0 : 1;
+  }
+  if (vsc::Status fits = KeyFitsWrites(flags, flags.transaction ? 1 : writes); !fits.ok()) {
+    co_return BadRequest(fits);
+  }
   if (flags.transaction && any_read) {
     co_return BadRequest(InvalidArgument(
         "transaction with reads in /db/request is not supported: send the writes to "

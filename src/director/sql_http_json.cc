@@ -104,6 +104,10 @@ std::string WriteResultJson(const WriteOutcome& w, bool associative, std::option
       AppendInt(out, w.rows_affected);
     }
   }
+  if (w.duplicate) {
+    sep();
+    out += "\"duplicate\":true";
+  }
   if (time_s) {
     sep();
     out += "\"time\":";

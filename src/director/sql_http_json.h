@@ -23,8 +23,10 @@ struct WriteOutcome {
   std::string error;  // non-empty: {"error": ...}
   int64_t last_insert_id = 0;
   int64_t rows_affected = 0;
+  bool duplicate = false;  // the write's idempotency key was applied before: the original's
 };
-// One write result object. `associative` adds "rows":null as rqlite does.
+// One write result object. `associative` adds "rows":null as rqlite does; "duplicate":true
+// when so (not an rqlite field).
 std::string WriteResultJson(const WriteOutcome& w, bool associative,
                             std::optional<double> time_s = std::nullopt);
 std::string ErrorResultJson(std::string_view error);

@@ -66,6 +66,8 @@ Result<replication::Entry> EntryFromProto(const proto::LogEntry& e) {
     for (const auto& p : s.params()) st.params.push_back(ValueFromProto(p));
     out.statements.push_back(std::move(st));
   }
+  out.idempotency_key = e.idempotency_key();
+  out.idempotency_window = e.idempotency_window();
   return out;
 }
 
@@ -82,6 +84,7 @@ proto::EntryOutcome OutcomeToProto(const replication::EntryResult& r) {
     so->set_last_insert_id(st.last_insert_id);
   }
   o.set_failed_statement(r.failed_statement);
+  o.set_duplicate_of(r.duplicate_of);
   return o;
 }
 

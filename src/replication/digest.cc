@@ -20,6 +20,13 @@ std::string DigestInput(const Digest& previous, const Entry& entry, const EntryR
   PutI32(in, result.code);
   PutI64(in, result.rows_changed);
   PutBytes(in, result.checksum);
+  // Keyed entries only (issue 11), so the chain of every unkeyed history is unchanged: replicas
+  // must agree on the key and on whether it was a duplicate (and of which seq).
+  if (!entry.idempotency_key.empty()) {
+    PutBytes(in, entry.idempotency_key);
+    PutU64(in, entry.idempotency_window);
+    PutU64(in, result.duplicate_of);
+  }
   return in;
 }
 

@@ -1,5 +1,6 @@
 // The digest chain (DESIGN §7): d_k = SHA-256(d_{k-1} ‖ seq ‖ epoch ‖ ts ‖ kind ‖ statements ‖
-// params ‖ result code ‖ rows changed ‖ checksum). The error text is not hashed: the code is what
+// params ‖ result code ‖ rows changed ‖ checksum [‖ idempotency key ‖ window ‖ duplicate_of, for
+// keyed entries only]). The error text is not hashed: the code is what
 // replicas must agree on, and SQLite's wording is not part of the contract. Equal digests at the
 // same seq prove that two replicas applied the same stream with the same outcomes. The byte layout
 // hashed is fixed (big-endian integers, length-prefixed strings) and documented in

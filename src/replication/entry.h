@@ -39,6 +39,10 @@ struct Entry {
   int64_t ts_micros = 0; // wall clock at sequencing: what 'now' means when it is applied
   Kind kind = Kind::kWrite;
   std::vector<Statement> statements;  // one, or an atomic batch; empty for kChecksum
+  // The writer's idempotency key ("" none; idempotency.h) and how many seqs replicas remember
+  // it (idempotency_table.h).
+  std::string idempotency_key;
+  uint64_t idempotency_window = 0;
   bool operator==(const Entry&) const = default;
 };
 
@@ -59,6 +63,9 @@ struct EntryResult {
   std::string checksum;       // kChecksum entries: hex logical hash of the content at seq - 1
   std::vector<StatementResult> statements;  // one per statement when code == 0
   uint32_t failed_statement = 0;            // 1-based index of the failing statement
+  // Non-zero: the entry's idempotency key was applied at this seq; nothing was applied now and
+  // the fields above are that application's outcome.
+  uint64_t duplicate_of = 0;
   bool operator==(const EntryResult&) const = default;
 };
 

@@ -17,11 +17,25 @@ namespace {
 
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS entries(seq INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, "
-    "  ts INTEGER NOT NULL, kind INTEGER NOT NULL, bytes INTEGER NOT NULL, payload BLOB NOT NULL);"
+    "  ts INTEGER NOT NULL, kind INTEGER NOT NULL, bytes INTEGER NOT NULL, payload BLOB NOT NULL, "
+    "  idem_key TEXT NOT NULL DEFAULT '', idem_window INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS schema(id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, "
     "  sql TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS agreed(seq INTEGER PRIMARY KEY, digest BLOB NOT NULL);";
+
+// A log file from before idempotency keys (issue 11) has entries without the key columns: add
+// them (its entries carry no key).
+Status AddKeyColumns(store::Database& db) {
+  VSC_ASSIGN_OR_RETURN(
+      store::Statement st,
+      db.Prepare("SELECT count(*) FROM pragma_table_info('entries') WHERE name = 'idem_key'"));
+  VSC_ASSIGN_OR_RETURN(bool row, st.Step());
+  if (row && st.ColumnInt64(0) > 0) return Status::Ok();
+  return db.Exec(
+      "ALTER TABLE entries ADD COLUMN idem_key TEXT NOT NULL DEFAULT '';"
+      "ALTER TABLE entries ADD COLUMN idem_window INTEGER NOT NULL DEFAULT 0;");
+}
 
 bool IsDdl(const std::string& sql) {
   const std::string k = FirstKeyword(sql);
@@ -115,6 +129,7 @@ Result<std::unique_ptr<ReplicationLog>> ReplicationLog::Open(const std::string& 
   {
     VSC_ASSIGN_OR_RETURN(store::Transaction txn, store::Transaction::Begin(impl->db));
     VSC_RETURN_IF_ERROR(impl->db.Exec(kSchema));
+    VSC_RETURN_IF_ERROR(AddKeyColumns(impl->db));
     VSC_ASSIGN_OR_RETURN(int64_t epoch, impl->MetaInt("epoch"));
     if (options.bump_epoch) VSC_RETURN_IF_ERROR(impl->SetMeta("epoch", epoch + 1));
     VSC_RETURN_IF_ERROR(txn.Commit());
@@ -189,8 +204,9 @@ Status ReplicationLog::Append(std::span<const Entry> entries) {
     VSC_ASSIGN_OR_RETURN(store::Transaction txn, impl_->Begin());
     VSC_ASSIGN_OR_RETURN(store::Statement * insert,
                          impl_->Kept(impl_->insert_entry,
-                                     "INSERT INTO entries(seq, epoch, ts, kind, bytes, payload) "
-                                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6)"));
+                                     "INSERT INTO entries(seq, epoch, ts, kind, bytes, payload, "
+                                     "idem_key, idem_window) "
+                                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
     VSC_ASSIGN_OR_RETURN(
         store::Statement * schema,
         impl_->Kept(impl_->insert_schema, "INSERT INTO schema(seq, sql) VALUES(?1, ?2)"));
@@ -208,6 +224,8 @@ Status ReplicationLog::Append(std::span<const Entry> entries) {
       VSC_RETURN_IF_ERROR(
           ins.Bind(6, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.data()),
                                                payload.size())));
+      VSC_RETURN_IF_ERROR(ins.Bind(7, std::string_view(e.idempotency_key)));
+      VSC_RETURN_IF_ERROR(ins.BindInt64(8, static_cast<int64_t>(e.idempotency_window)));
       VSC_RETURN_IF_ERROR(ins.Run());
       added_bytes += payload.size();
       if (e.kind != Entry::Kind::kWrite) continue;
@@ -236,7 +254,8 @@ Result<std::vector<Entry>> ReplicationLog::Read(uint64_t from_seq, size_t max_en
   std::vector<Entry> out;
   if (from_seq > impl_->last_seq) return out;
   VSC_ASSIGN_OR_RETURN(store::Statement st,
-                       impl_->db.Prepare("SELECT seq, epoch, ts, kind, payload FROM entries "
+                       impl_->db.Prepare("SELECT seq, epoch, ts, kind, payload, idem_key, "
+                                         "idem_window FROM entries "
                                          "WHERE seq >= ?1 ORDER BY seq LIMIT ?2",
                                          true));
   VSC_RETURN_IF_ERROR(st.BindInt64(1, static_cast<int64_t>(from_seq)));
@@ -255,6 +274,8 @@ Result<std::vector<Entry>> ReplicationLog::Read(uint64_t from_seq, size_t max_en
     e.epoch = static_cast<uint64_t>(st.ColumnInt64(1));
     e.ts_micros = st.ColumnInt64(2);
     e.kind = static_cast<Entry::Kind>(st.ColumnInt64(3));
+    e.idempotency_key = std::string(st.ColumnText(5));
+    e.idempotency_window = static_cast<uint64_t>(st.ColumnInt64(6));
     VSC_ASSIGN_OR_RETURN(e.statements,
                          DecodeStatements(std::string_view(
                              reinterpret_cast<const char*>(payload.data()), payload.size())));

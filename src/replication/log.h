@@ -11,10 +11,11 @@
 // ReplicationLog::OpenReader.
 //
 // File layout (tables): entries(seq PK, epoch, ts, kind, bytes, payload BLOB: the statement
-// encoding of docs/protocol.md "Digest chain"), meta(key, value: epoch, last_seq, last_ts,
-// bootstrap_checksum), schema(id, seq, sql: seq 0 = bootstrap), agreed(seq PK, digest). A
-// statement is recorded in `schema` when its first keyword is CREATE, DROP or ALTER. Retention
-// counts entries and encoded payload bytes, and never trims the newest entry.
+// encoding of docs/protocol.md "Digest chain", idem_key, idem_window: the entry's idempotency
+// key, '' none, and window; Open adds them to a log file from before them), meta(key, value: epoch,
+// last_seq, last_ts, bootstrap_checksum), schema(id, seq, sql: seq 0 = bootstrap), agreed(seq PK,
+// digest). A statement is recorded in `schema` when its first keyword is CREATE, DROP or ALTER.
+// Retention counts entries and encoded payload bytes, and never trims the newest entry.
 #pragma once
 
 #include <memory>

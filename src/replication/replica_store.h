@@ -16,6 +16,9 @@
 //   errors that abandon the batch. A statement that ends the whole transaction (RAISE(ROLLBACK),
 //   ON CONFLICT ROLLBACK) is handled by re-running the batch's earlier entries in a new
 //   transaction, so that entry still fails alone, whatever the batching.
+// - A keyed entry (Entry.idempotency_key, issue 11) looks its key up in `_vsc_idempotency`
+//   (idempotency_table.h) in the same transaction: a key applied within the window applies
+//   nothing and reports the original outcome (duplicate_of); otherwise the key is recorded.
 // - An authorizer on the writer connection refuses (SQLITE_AUTH result, the same everywhere)
 //   transaction control, ATTACH/DETACH, PRAGMA, temporary objects and writes to _vsc_* tables,
 //   in case such a statement reaches a replica without passing the director's mirror.

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "common/random.h"
+#include "replication/idempotency_table.h"
 #include "replication/replica_store.h"
 #include "replication/replica_vfs.h"
 #include "replication/sql_util.h"
@@ -98,6 +99,7 @@ class SqliteExecutor : public Executor {
  public:
   ~SqliteExecutor() override {
     ClearCache();
+    keys_.reset();
     sqlite3_close_v2(db_);
   }
 
@@ -124,9 +126,13 @@ class SqliteExecutor : public Executor {
   void ClearCache();
   // Runs one entry inside its savepoint; sets *txn_lost when a statement ended the transaction.
   Result<EntryResult> RunEntry(const Entry& entry, bool* txn_lost);
+  // A keyed entry whose key was applied within its window applies nothing (the original's
+  // outcome, duplicate_of set); else RunStatements, and the key is recorded with the outcome.
   Result<EntryResult> RunWrite(const Entry& entry, bool* txn_lost);
+  Result<EntryResult> RunStatements(const Entry& entry, bool* txn_lost);
 
   sqlite3* db_ = nullptr;
+  std::unique_ptr<IdempotencyTable> keys_;
   std::string path_;
   bool user_ = false;  // the authorizer restricts only the entries' own statements
   RandomSource random_;
@@ -195,6 +201,7 @@ Result<std::unique_ptr<Executor>> SqliteExecutor::Open(const std::string& path,
                "epoch INTEGER NOT NULL, applied_seq INTEGER NOT NULL, digest BLOB NOT NULL, "
                "fence_epoch INTEGER NOT NULL DEFAULT 0)"));
   VSC_RETURN_IF_ERROR(ex->AddFenceColumn());
+  VSC_ASSIGN_OR_RETURN(ex->keys_, IdempotencyTable::Open(ex->db_, path));
   for (auto [name, nargs, fn] : {std::tuple{"random", 0, &RandomFunction},
                                  std::tuple{"randomblob", 1, &RandomBlobFunction}}) {
     const int frc = sqlite3_create_function_v2(ex->db_, name, nargs, SQLITE_UTF8, &ex->random_, fn,
@@ -304,9 +311,17 @@ Result<EntryResult> SqliteExecutor::Execute(const Entry& entry) {
                         " lost the transaction again");
       (void)again;
     }
+    // Its key goes with its failure, as on the replica that applied it first in a batch.
+    if (!entry.idempotency_key.empty()) {
+      VSC_RETURN_IF_ERROR(keys_->Prune(entry.seq, entry.idempotency_window));
+      VSC_RETURN_IF_ERROR(keys_->Record(entry.idempotency_key, result));
+    }
   }
-  // Only entries that changed something need redoing after a lost transaction.
-  if (entry.kind == Entry::Kind::kWrite && result.code == 0) txn_entries_.push_back(entry);
+  // Only entries that changed something need redoing after a lost transaction (a keyed one
+  // recorded its key even when it failed).
+  if (entry.kind == Entry::Kind::kWrite && (result.code == 0 || !entry.idempotency_key.empty())) {
+    txn_entries_.push_back(entry);
+  }
   return result;
 }
 
@@ -326,6 +341,21 @@ Result<EntryResult> SqliteExecutor::RunEntry(const Entry& entry, bool* txn_lost)
 }
 
 Result<EntryResult> SqliteExecutor::RunWrite(const Entry& entry, bool* txn_lost) {
+  const std::string& key = entry.idempotency_key;
+  if (key.empty()) return RunStatements(entry, txn_lost);
+  VSC_RETURN_IF_ERROR(keys_->Prune(entry.seq, entry.idempotency_window));
+  VSC_ASSIGN_OR_RETURN(std::optional<EntryResult> original, keys_->Find(key));
+  if (original) {
+    original->seq = entry.seq;
+    return std::move(*original);
+  }
+  VSC_ASSIGN_OR_RETURN(EntryResult result, RunStatements(entry, txn_lost));
+  // A lost transaction took the prune with it: Execute records the key after the redo.
+  if (!*txn_lost) VSC_RETURN_IF_ERROR(keys_->Record(key, result));
+  return result;
+}
+
+Result<EntryResult> SqliteExecutor::RunStatements(const Entry& entry, bool* txn_lost) {
   EntryResult result;
   result.seq = entry.seq;
   VSC_RETURN_IF_ERROR(Exec("SAVEPOINT vsc_entry"));

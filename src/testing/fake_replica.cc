@@ -66,8 +66,12 @@ std::optional<proto::ReplicaAck> FakeReplica::Apply() {
       res.seq = e.seq;
       if (e.kind == replication::Entry::Kind::kChecksum) {
         res.checksum = checksum;
+      } else if (auto k = keys.find(e.idempotency_key); k != keys.end()) {
+        res.rows_changed = rows;
+        res.duplicate_of = k->second;
       } else {
         res.rows_changed = rows;
+        if (!e.idempotency_key.empty()) keys[e.idempotency_key] = e.seq;
       }
       digest = replication::NextDigest(digest, e, res);
       applied = e.seq;
@@ -76,6 +80,7 @@ std::optional<proto::ReplicaAck> FakeReplica::Apply() {
       o->set_code(res.code);
       o->set_rows_changed(res.rows_changed);
       o->set_checksum(res.checksum);
+      o->set_duplicate_of(res.duplicate_of);
       any = true;
     }
   }

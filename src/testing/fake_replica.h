@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,7 +40,10 @@ struct FakeReplica {
   std::string checksum = "c0ffee";
   std::shared_ptr<FakeLink> link = std::make_shared<FakeLink>();
   uint64_t hb_counter = 0;
-  uint64_t session = 0;          // the control session it registers on (one per replica here)
+  uint64_t session = 0;  // the control session it registers on (one per replica here)
+  // Idempotency keys applied (key -> seq): a keyed entry seen again applies nothing and reports
+  // duplicate_of, as the SqliteExecutor does (no window: tests stay well inside it).
+  std::map<std::string, uint64_t> keys;
   uint64_t gaps = 0;             // entries received that did not follow `applied` (a director bug)
   uint16_t sql_udp_port = 9001;  // where the director forwards reads (a test's socket)
   std::vector<std::string> schema;  // sent in its Register (a promoting director adopts it)

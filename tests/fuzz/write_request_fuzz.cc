@@ -7,10 +7,12 @@
 // the replica acks what it was sent.
 // Invariants: a refusal is answered at once, with ok=false, a negative code and a message, and
 // sequences nothing; an accepted write is answered once, after the replica acked, with ok=true
-// and the next seq; every write is answered exactly once.
+// and the next seq (a retry of an idempotency key: the first's seq); every write is answered
+// exactly once.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   replica.content_checksum = vsc::fuzz::DirectorFixture::BootChecksum();
   f.Join(replica);
   std::vector<std::unique_ptr<Answer>> answers;
-  std::vector<size_t> accepted;  // indexes into answers, in submission order
+  std::vector<size_t> accepted;   // indexes into answers, in submission order
+  std::vector<std::string> keys;  // each answer's request's idempotency key
   auto deliver = [&] {
     f.Poll();
     if (auto ack = replica.Apply()) f.rep().OnAck(replica.id, *ack);
@@ -51,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     vsc::proto::WriteRequest req;
     if (!vsc::fuzz::ParseMessage(rec.bytes, req)) continue;
     answers.push_back(std::make_unique<Answer>());
+    keys.push_back(req.idempotency_key());
     Answer* a = answers.back().get();
     f.rep().Submit(req, [a](const vsc::proto::WriteResponse& r) {
       a->calls++;
@@ -66,9 +70,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   for (int i = 0; i < 64 && (i < 2 || replica.applied < f.rep().last_seq()); ++i) deliver();
+  // Keyed writes (issue 11): the first of a key is applied; a later one (joined to it, or
+  // sequenced and found a duplicate by the replica) answers with the first's seq.
+  std::map<std::string, uint64_t> first_seq;
+  uint64_t last = 0;
   for (size_t i = 0; i < accepted.size(); ++i) {
     const Answer& a = *answers[accepted[i]];
-    if (a.calls != 1 || !a.response.ok() || a.response.seq() != i + 1) std::abort();
+    if (a.calls != 1 || !a.response.ok()) std::abort();
+    const std::string& key = keys[accepted[i]];
+    if (auto it = first_seq.find(key); !key.empty() && it != first_seq.end()) {
+      if (a.response.seq() != it->second) std::abort();
+      continue;
+    }
+    if (a.response.duplicate() || a.response.seq() <= last) std::abort();
+    last = a.response.seq();
+    if (!key.empty()) first_seq[key] = last;
   }
   f.rep().Stop();
   f.Poll();

@@ -94,13 +94,15 @@ class SqlHttpTest : public ::testing::Test {
   }
 
   // curl with the body from a file (any size, any bytes); the status comes after the body.
+  // `header`: one more request header ("Name: value"), if any.
   Http Curl(const std::string& method, const std::string& target, const std::string& body = "",
-            const std::string& content_type = "application/json") {
+            const std::string& content_type = "application/json", const std::string& header = "") {
     const std::string file = work_dir_ + "/body";
     std::ofstream(file, std::ios::binary) << body;
     std::string cmd = "curl -sS -m 30 " + curl_flags_ + " -o " + work_dir_ +
                       "/out -w '%{http_code}' -X " + method;
     if (method == "POST") cmd += " -H 'Content-Type: " + content_type + "' --data-binary @" + file;
+    if (!header.empty()) cmd += " -H '" + header + "'";
     cmd += " '" + Url(target) + "'";
     ShellRun r = Shell(cmd);
     Http h;

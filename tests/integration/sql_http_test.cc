@@ -282,3 +282,40 @@ TEST_F(SqlHttpTest, RqliteJsClientWorksUnchanged) {
 
 }  // namespace
 }  // namespace vsc::integration
+
+namespace vsc::integration {
+namespace {
+
+// Issue 11: an Idempotency-Key makes a retried write safe.
+TEST_F(SqlHttpTest, TheSameIdempotencyKeyTwiceAppliesOnceAndTheRetrySaysDuplicate) {
+  StartCluster();
+  ASSERT_EQ(Execute({"CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"}).status, 200);
+  const std::string body = json::parse(R"j([["INSERT INTO t(v) VALUES(?)", "once"]])j").dump();
+  auto keyed = [&](const std::string& flags, const std::string& b) {
+    return Curl("POST", "/db/execute" + flags, b, "application/json", "Idempotency-Key: order-7");
+  };
+  Http first = keyed("", body);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_FALSE(first.Json()["results"][0].contains("duplicate")) << first.body;
+  Http retry = keyed("", body);
+  ASSERT_EQ(retry.status, 200) << retry.body;
+  json r = retry.Json();
+  EXPECT_EQ(r["results"][0].value("duplicate", false), true) << retry.body;
+  EXPECT_EQ(r["results"][0].value("last_insert_id", 0), 1) << "the original's answer";
+  EXPECT_EQ(r.value("seq", 0), first.Json().value("seq", 0)) << "the original's seq";
+  // A key for several writes is refused, and nothing of it is applied.
+  Http two = keyed("", json::parse(R"j([["INSERT INTO t(v) VALUES(?)", "a"],
+      ["INSERT INTO t(v) VALUES(?)", "b"]])j")
+                           .dump());
+  EXPECT_EQ(two.status, 400) << two.body;
+  EXPECT_NE(two.body.find("Idempotency-Key names one write"), std::string::npos) << two.body;
+  for (int i = 0; i < kServers; ++i) {
+    ASSERT_TRUE(WaitUntil([&] { return CountInReplica(i, "t") == 1; }, 10s, 20ms))
+        << "replica " << i << " has " << CountInReplica(i, "t") << " rows";
+  }
+  Http rows = Query({"SELECT COUNT(*) FROM t"}, "?level=strong");
+  EXPECT_EQ(rows.Json()["results"][0]["values"][0][0], 1) << rows.body;
+}
+
+}  // namespace
+}  // namespace vsc::integration
