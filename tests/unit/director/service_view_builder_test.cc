@@ -33,6 +33,17 @@ VirtualService Service(size_t dests, uint32_t weight = 1) {
   return vs;
 }
 
+// `view` with the persistence table the engine shares between the views of a service
+// (ServiceEngine::ShareSyncedState): `table`, made for `vs` when still empty.
+ServiceViewPtr WithTable(const VirtualService& vs, std::shared_ptr<ServiceView> view,
+                         std::shared_ptr<SharedPersistence>& table, bool expire_quiescent = false) {
+  if (!table) {
+    table = MakeSharedPersistence(vs.key.vip.family(), *vs.config.persistence, expire_quiescent);
+  }
+  view->persistence = table;
+  return view;
+}
+
 std::vector<DestInputs> Inputs(size_t n) {
   std::vector<DestInputs> in(n);
   for (auto& i : in) i.stats = std::make_shared<DestStats>();
@@ -180,7 +191,8 @@ TEST(DestPicker, PersistenceKeepsAClientOnItsDestination) {
   VirtualService vs = Service(4);
   vs.config.scheduler = "rr";
   vs.config.persistence = vservice::Persistence{60, 24};
-  auto view = std::shared_ptr<const ServiceView>(BuildServiceView(vs, Inputs(4), 1));
+  std::shared_ptr<SharedPersistence> table;
+  auto view = WithTable(vs, BuildServiceView(vs, Inputs(4), 1), table);
   DestPicker p({});
   p.OnView(view);
   const TimePoint t0{};
@@ -203,7 +215,8 @@ TEST(DestPicker, Ipv6PersistenceKeysOnThePrefixLength) {
     vs.config.scheduler = "rr";
     vs.config.persistence = vservice::Persistence{60, prefix};
     for (const char* d : {"2001:db8::a", "2001:db8::b", "2001:db8::c"}) vs.dests[v6(d, 80)] = {};
-    auto view = std::shared_ptr<const ServiceView>(BuildServiceView(vs, Inputs(3), 1));
+    std::shared_ptr<SharedPersistence> table;
+    auto view = WithTable(vs, BuildServiceView(vs, Inputs(3), 1), table);
     DestPicker p({});
     p.OnView(view);
     const TimePoint t0{};
@@ -335,14 +348,15 @@ TEST(DestPicker, ExpireQuiescentTemplateMovesAKnownClientOffAWeightZeroDestinati
     options.expire_quiescent_template = expire;
     DestPicker p(options);
     std::vector<DestInputs> in = Inputs(2);
-    p.OnView(std::shared_ptr<const ServiceView>(BuildServiceView(vs, in, 1)));
+    std::shared_ptr<SharedPersistence> table;
+    p.OnView(WithTable(vs, BuildServiceView(vs, in, 1), table, expire));
     const AddrPort client{IpAddress::V4(0xc0a80001), 1};
     const auto first = p.Pick(client, TimePoint{});
     ASSERT_TRUE(first.has_value());
     auto q = vs.dests.begin();
     std::advance(q, static_cast<long>(*first));
     q->second.weight = 0;
-    p.OnView(std::shared_ptr<const ServiceView>(BuildServiceView(vs, in, 2)));
+    p.OnView(WithTable(vs, BuildServiceView(vs, in, 2), table));
     const auto again = p.Pick({client.addr, 2}, TimePoint{});
     EXPECT_EQ(again == first, !expire);
   }
@@ -371,8 +385,8 @@ TEST(DestPicker, TemplatesListEachClientNetworkAndItsDestination) {
   VirtualService vs = Service(2);
   vs.config.scheduler = "rr";
   vs.config.persistence = vservice::Persistence{60, 24};
-  std::shared_ptr<ServiceView> view = BuildServiceView(vs, Inputs(2), 1);
-  view->persistence = MakeSharedPersistence(vservice::Family::kV4, *vs.config.persistence, false);
+  std::shared_ptr<SharedPersistence> table;
+  const ServiceViewPtr view = WithTable(vs, BuildServiceView(vs, Inputs(2), 1), table);
   DestPicker p({});
   p.OnView(view);
   EXPECT_TRUE(ListTemplates(*view, TimePoint{}).empty());
