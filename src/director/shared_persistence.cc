@@ -25,12 +25,11 @@ SharedPersistence::Picked SharedPersistence::Pick(sched::Scheduler& scheduler,
   out.key = flow.client_ip & table_.options().netmask;
   std::lock_guard lock(mu_);
   SweepLocked(now);
-  const std::optional<uint64_t> before = table_.Lookup(flow.client_ip, now);
-  out.index = sched::PickPersistent(table_, scheduler, backends, flow, now);
+  bool reused = false;
+  out.index = sched::PickPersistent(table_, scheduler, backends, flow, now, &reused);
   if (!out.index) return out;
   auto [noted, fresh] = noted_.try_emplace(out.key, now);
-  const bool moved = !before || *before != backends[*out.index].key;
-  if (fresh || moved || now - noted->second >= table_.options().timeout / 2) {
+  if (fresh || !reused || now - noted->second >= table_.options().timeout / 2) {
     noted->second = now;
     out.note = true;
   }

@@ -1,5 +1,6 @@
 #include "director/sync_codec.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -43,7 +44,7 @@ void Encode(const SyncRecord& r, proto::SyncRecord& out) {
   }
   out.set_dest(AddressBytes(r.dest.addr));
   out.set_dest_port(r.dest.port);
-  out.set_expires_in_ms(static_cast<uint32_t>(r.expires_in.count()));
+  out.set_expires_in_ms(static_cast<uint32_t>(std::min(r.expires_in, kMaxSyncLife).count()));
 }
 
 std::optional<SyncRecord> Decode(const proto::SyncRecord& in) {

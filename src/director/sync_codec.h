@@ -2,8 +2,8 @@
 // each fit one UDP datagram, and reading a batch back, record by record.
 //
 // Pure. A record that does not decode (unknown kind or protocol, an address of the wrong size,
-// a port above 65535, no time left or more than a day) is skipped and counted; the rest of the
-// batch is used, since each record stands alone.
+// a port above 65535, no time left or more than kMaxSyncLife) is skipped and counted; the rest of
+// the batch is used, since each record stands alone.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,7 @@
 
 #include "director/sync_record.h"
 #include "proto/control.pb.h"
+#include "vservice/virtual_service_table.h"
 
 namespace vsc::director {
 
@@ -19,8 +20,9 @@ namespace vsc::director {
 // - the envelope's fixed part and sender.
 inline constexpr size_t kMaxSyncBatchBytes = 1300;
 
-// Longest life a record may claim (persistence timeouts go up to a day, kMaxPersistenceTimeout).
-inline constexpr std::chrono::milliseconds kMaxSyncLife = std::chrono::hours(24);
+// Longest life a record may claim: ipvsadm's largest timeout (31 days; it fits the wire's u32 ms).
+inline constexpr std::chrono::milliseconds kMaxSyncLife =
+    std::chrono::seconds(vservice::kMaxPersistenceTimeout);
 
 // Messages (Message.sync_batch) of at most kMaxSyncBatchBytes of batch each, records in order.
 std::vector<proto::Message> PackSync(std::span<const SyncRecord> records);

@@ -89,7 +89,8 @@ size_t PersistenceTable::Expire(TimePoint now) {
 
 std::optional<size_t> PickPersistent(PersistenceTable& table, Scheduler& scheduler,
                                      std::span<const Backend> backends, const Flow& flow,
-                                     TimePoint now) {
+                                     TimePoint now, bool* reused) {
+  if (reused != nullptr) *reused = false;
   if (std::optional<uint64_t> key = table.Lookup(flow.client_ip, now)) {
     for (size_t i = 0; i < backends.size(); ++i) {
       const Backend& b = backends[i];
@@ -97,6 +98,7 @@ std::optional<size_t> PickPersistent(PersistenceTable& table, Scheduler& schedul
       const bool quiesced_out = table.options().expire_quiescent && b.weight == 0;
       if (b.available && !quiesced_out) {
         table.Record(flow.client_ip, b.key, now);
+        if (reused != nullptr) *reused = true;
         return i;
       }
       break;

@@ -101,8 +101,10 @@ class PersistenceTable {
 // and may take the client (available; weight > 0 too when expire_quiescent), refreshing the
 // record; otherwise pick with `scheduler` and record the choice. std::nullopt when the scheduler
 // finds no backend (nothing is recorded then). O(n) in the backend count for the key match.
+// `reused`, when given, says whether the client's recorded backend was kept (a refresh) rather
+// than a new one recorded.
 std::optional<size_t> PickPersistent(PersistenceTable& table, Scheduler& scheduler,
                                      std::span<const Backend> backends, const Flow& flow,
-                                     TimePoint now);
+                                     TimePoint now, bool* reused = nullptr);
 
 }  // namespace vsc::sched

@@ -76,7 +76,7 @@ TEST(SyncCodec, ARecordThatDoesNotDecodeIsSkippedAndCounted) {
   bad([](proto::SyncRecord& r) { r.set_dest_port(70000); });
   bad([](proto::SyncRecord& r) { r.set_client("123"); });
   bad([](proto::SyncRecord& r) { r.set_expires_in_ms(0); });
-  bad([](proto::SyncRecord& r) { r.set_expires_in_ms(90000000); });  // over a day
+  bad([](proto::SyncRecord& r) { r.set_expires_in_ms(2700000000u); });  // over 31 days
   const UnpackedSync u = UnpackSync(batch);
   EXPECT_EQ(u.malformed, 7u);
   ASSERT_EQ(u.records.size(), 1u);
