@@ -17,11 +17,6 @@
 namespace vsc::client {
 namespace {
 
-const Clock& DefaultClock() {
-  static const RealClock clock;
-  return clock;
-}
-
 int MillisLeft(TimePoint deadline, const Clock& clock) {
   const Duration left = deadline - clock.Now();
   if (left <= Duration::zero()) return 0;

@@ -12,15 +12,6 @@
 #include "client/socket_wait.h"
 
 namespace vsc::client {
-namespace {
-
-const Clock& DefaultClock() {
-  static const RealClock clock;
-  return clock;
-}
-
-}  // namespace
-
 Result<TcpLookupClient> TcpLookupClient::Connect(const std::string& host, uint16_t port,
                                                  Duration timeout, const Clock* clock) {
   if (timeout <= Duration::zero()) return InvalidArgument("lookup timeout must be positive");
@@ -81,8 +72,8 @@ Status TcpLookupClient::SendAll(std::span<const uint8_t> bytes, TimePoint deadli
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       Status st = WaitFor(fd_.get(), POLLOUT, deadline, *clock_);
-      if (!st.ok()) return Unavailable("lookup: send to " + FormatAddress(target_) + " " +
-                                       st.message());
+      if (!st.ok())
+        return Unavailable("lookup: send to " + FormatAddress(target_) + " " + st.message());
       continue;
     }
     return Unavailable(ErrnoStatus("send to " + FormatAddress(target_), errno).message());

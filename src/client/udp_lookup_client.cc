@@ -9,15 +9,6 @@
 #include "client/lookup_target.h"
 
 namespace vsc::client {
-namespace {
-
-const Clock& DefaultClock() {
-  static const RealClock clock;
-  return clock;
-}
-
-}  // namespace
-
 Result<UdpLookupClient> UdpLookupClient::Connect(const std::string& host, uint16_t port,
                                                  Duration timeout, int retries,
                                                  const Clock* clock) {
@@ -54,8 +45,8 @@ Result<std::vector<proto::LookupAnswer>> UdpLookupClient::Lookup(std::span<const
     if (answer.status().code() != Code::kUnavailable) return answer.status();
   }
   return Unavailable("lookup: no answer to a request sent to " + FormatAddress(target_) +
-                     " within " + std::to_string(static_cast<int64_t>(ToMillis(timeout_))) + " ms after " +
-                     std::to_string(retries_ + 1) + " attempts");
+                     " within " + std::to_string(static_cast<int64_t>(ToMillis(timeout_))) +
+                     " ms after " + std::to_string(retries_ + 1) + " attempts");
 }
 
 Result<proto::LookupResponse> UdpLookupClient::AwaitAnswer(uint64_t request_id,
@@ -74,8 +65,8 @@ Result<proto::LookupResponse> UdpLookupClient::AwaitAnswer(uint64_t request_id,
     }
     if (rc == 0) continue;  // the deadline check above ends the wait
     // Any source is fine: in dr mode the real server, not the director, answers.
-    const ssize_t got = ::recvfrom(fd_.get(), buf.data(), buf.size(), MSG_DONTWAIT, nullptr,
-                                   nullptr);
+    const ssize_t got =
+        ::recvfrom(fd_.get(), buf.data(), buf.size(), MSG_DONTWAIT, nullptr, nullptr);
     if (got < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
       // ECONNREFUSED from an earlier ICMP error says nothing about this request; keep waiting.

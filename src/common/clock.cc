@@ -12,4 +12,9 @@ int64_t RealClock::WallMicros() const {
       .count();
 }
 
+const Clock& DefaultClock() {
+  static const RealClock clock;
+  return clock;
+}
+
 }  // namespace vsc

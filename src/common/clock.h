@@ -30,6 +30,9 @@ class RealClock final : public Clock {
   int64_t WallMicros() const override;
 };
 
+// The process's one RealClock, for code that was given no clock.
+const Clock& DefaultClock();
+
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(TimePoint start = TimePoint(std::chrono::seconds(1000)),

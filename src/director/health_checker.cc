@@ -4,15 +4,17 @@
 
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 
 #include "director/probe.h"
 #include "membership/health.h"
+#include "net/as_tuple.h"
 
 namespace vsc::director {
+
+using net::kTuple;
 
 struct HealthChecker::Entry {
   Entry(asio::io_context& io, const Clock& c, const HealthCallback& cb, const ProbeObserver& ob,
@@ -44,7 +46,6 @@ struct HealthChecker::Entry {
 
 namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
 using Entry = HealthChecker::Entry;
 
 asio::ip::address ToAsio(const vservice::IpAddress& ip) {

@@ -21,6 +21,11 @@ namespace vsc::director {
 // HTTP_GET reads at most this much of a response (headers and body); more is a failure.
 inline constexpr size_t kMaxHttpResponse = 1 << 20;
 
+// A failed probe's outcome: `detail` says why, for the operator.
+inline membership::ProbeResult ProbeFailure(std::string detail) {
+  return {false, std::move(detail), {}};
+}
+
 // Runs the probe `check.type` describes against `endpoint`, bounded by `timeout`
 // (vservice::ProbeTimeout). `host` is the HTTP Host header ("10.0.0.1:80").
 asio::awaitable<membership::ProbeResult> RunProbe(vservice::CheckConfig check,

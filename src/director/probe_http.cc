@@ -4,18 +4,18 @@
 #include <openssl/evp.h>
 
 #include <array>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 #include <asio/write.hpp>
 #include <charconv>
 
 #include "director/probe.h"
 #include "director/probe_deadline.h"
+#include "net/as_tuple.h"
 
 namespace vsc::director {
-namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using net::kTuple;
+namespace {
 
 std::string Md5Hex(std::string_view data) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};

@@ -6,7 +6,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/posix/stream_descriptor.hpp>
 #include <asio/use_awaitable.hpp>
 #include <cerrno>
@@ -15,14 +14,14 @@
 #include "common/subprocess.h"
 #include "director/probe.h"
 #include "director/probe_deadline.h"
+#include "net/as_tuple.h"
 
 namespace vsc::director {
+
+using net::kTuple;
 namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
 constexpr Duration kKillGrace = std::chrono::seconds(2);
-
-membership::ProbeResult Fail(std::string detail) { return {false, std::move(detail), {}}; }
 
 }  // namespace
 
@@ -33,14 +32,15 @@ asio::awaitable<membership::ProbeResult> MiscProbe(vservice::CheckConfig check, 
   options.log_path = "/dev/null";  // a check's chatter does not belong in the director's log
   options.new_process_group = true;
   Result<Subprocess> spawned = Subprocess::Spawn(options);
-  if (!spawned.ok()) co_return Fail("cannot start misc_path: " + spawned.status().message());
+  if (!spawned.ok())
+    co_return ProbeFailure("cannot start misc_path: " + spawned.status().message());
   Subprocess child = std::move(*spawned);
   const pid_t group = child.pid();
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, group, 0));
   if (pidfd < 0) {
     const int err = errno;
     kill(-group, SIGKILL);  // ~Subprocess reaps it
-    co_return Fail(
+    co_return ProbeFailure(
         fmt::format("cannot watch the command: pidfd_open: {}; MISC_CHECK needs Linux "
                     "5.3 or later",
                     std::strerror(err)));
@@ -53,9 +53,9 @@ asio::awaitable<membership::ProbeResult> MiscProbe(vservice::CheckConfig check, 
   // it left behind in its group, then reap it.
   kill(-group, SIGKILL);
   const std::optional<int> status = child.Wait(Duration::zero());
-  if (ec || !status) co_return Fail("waiting for the command: " + ec.message());
+  if (ec || !status) co_return ProbeFailure("waiting for the command: " + ec.message());
   if (term.expired()) {
-    co_return Fail(
+    co_return ProbeFailure(
         fmt::format("timed out after {:.0f} ms (misc_timeout); its process group was "
                     "killed",
                     ToMillis(timeout)));

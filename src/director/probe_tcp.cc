@@ -1,18 +1,16 @@
 // TCP_CHECK, the probe dispatcher and the deadline the probes share.
 #include <fmt/format.h>
 
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 
 #include "director/probe.h"
 #include "director/probe_deadline.h"
+#include "net/as_tuple.h"
 
 namespace vsc::director {
-namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
-
-}  // namespace
+using net::kTuple;
+namespace {}  // namespace
 
 ProbeDeadline::ProbeDeadline(const asio::any_io_executor& ex, Duration timeout,
                              std::function<void()> action)

@@ -3,17 +3,17 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/use_awaitable.hpp>
 #include <cctype>
 
 #include "director/probe.h"
 #include "director/probe_deadline.h"
+#include "net/as_tuple.h"
 
 namespace vsc::director {
-namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using net::kTuple;
+namespace {
 
 int Nibble(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -21,8 +21,6 @@ int Nibble(char c) {
 }
 
 bool IsAny(char c) { return c == 'X' || c == 'x'; }
-
-membership::ProbeResult Fail(std::string detail) { return {false, std::move(detail), {}}; }
 
 }  // namespace
 
@@ -54,25 +52,25 @@ asio::awaitable<membership::ProbeResult> UdpProbe(vservice::CheckConfig check,
   socket.open(endpoint.protocol(), ec);
   if (!ec) socket.connect(endpoint, ec);
   if (ec) {
-    co_return Fail("opening a UDP socket: " + ec.message());
+    co_return ProbeFailure("opening a UDP socket: " + ec.message());
   }
   ProbeDeadline deadline(ex, timeout, [&socket] { socket.cancel(); });
   const std::string payload = HexBytes(check.payload);
   auto [send_ec, sent] = co_await socket.async_send(asio::buffer(payload), kTuple);
-  if (send_ec) co_return Fail("sending the payload: " + send_ec.message());
+  if (send_ec) co_return ProbeFailure("sending the payload: " + send_ec.message());
   std::array<char, 65536> buf;
   auto [recv_ec, n] = co_await socket.async_receive(asio::buffer(buf), kTuple);
   if (deadline.expired()) {
     if (check.expect.empty()) {
       co_return membership::ProbeResult{true, "no ICMP error within the timeout", {}};
     }
-    co_return Fail(TimeoutText(timeout) + " (no reply)");
+    co_return ProbeFailure(TimeoutText(timeout) + " (no reply)");
   }
-  if (recv_ec == asio::error::connection_refused) co_return Fail("port unreachable (ICMP)");
-  if (recv_ec) co_return Fail(recv_ec.message());
+  if (recv_ec == asio::error::connection_refused) co_return ProbeFailure("port unreachable (ICMP)");
+  if (recv_ec) co_return ProbeFailure(recv_ec.message());
   const std::string_view reply(buf.data(), n);
   if (!check.expect.empty() && !ReplyMatches(reply, check.expect)) {
-    co_return Fail(
+    co_return ProbeFailure(
         fmt::format("reply of {} bytes does not match require_reply {}", n, check.expect));
   }
   co_return membership::ProbeResult{true, fmt::format("reply of {} bytes", n), {}};

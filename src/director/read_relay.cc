@@ -1,16 +1,16 @@
 #include "director/read_relay.h"
 
-#include <asio/experimental/as_tuple.hpp>
 #include <set>
 
 #include "director/read_queue.h"
+#include "net/as_tuple.h"
 #include "net/endpoint.h"
 #include "proto/frame.h"
 
 namespace vsc::director {
-namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using net::kTuple;
+namespace {
 
 // The replica's own refusals that another replica may not give ("not yet applied" at min_seq,
 // a snapshot install): the read is tried elsewhere.

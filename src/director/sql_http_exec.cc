@@ -1,16 +1,16 @@
 // The data endpoints of SqlHttpApi: execute, query and request (see sql_http_api.h).
-#include <asio/experimental/as_tuple.hpp>
 #include <set>
 
 #include "director/read_queue.h"
 #include "director/sql_http_api.h"
 #include "director/sql_http_json.h"
+#include "net/as_tuple.h"
 #include "replication/sql_util.h"
 
 namespace vsc::director {
-namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
+using net::kTuple;
+namespace {
 
 struct PendingWrite {
   explicit PendingWrite(asio::io_context& io) : timer(io) {

@@ -1,16 +1,13 @@
 #include "director/sql_tcp_reader.h"
 
-#include <asio/experimental/as_tuple.hpp>
-
+#include "net/as_tuple.h"
 #include "net/endpoint.h"
 #include "proto/frame.h"
 
 namespace vsc::director {
-namespace {
 
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
-
-}  // namespace
+using net::kTuple;
+namespace {}  // namespace
 
 SqlTcpReader::SqlTcpReader(asio::io_context& io, const proto::ClusterKey& key, const Clock& clock)
     : io_(io), codec_(key), counter_(clock.WallMicros()) {}

@@ -3,7 +3,6 @@
 #include <array>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
@@ -12,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "net/as_tuple.h"
 #include "net/endpoint.h"
 #include "net/http_parser.h"
 #include "net/http_response_parser.h"
@@ -20,7 +20,6 @@ namespace vsc::net {
 namespace {
 
 using asio::ip::tcp;
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 struct Exchange {
   explicit Exchange(asio::io_context& ctx) : socket(ctx), deadline(ctx) {}
@@ -70,15 +69,14 @@ asio::awaitable<void> Run(std::shared_ptr<Exchange> x, tcp::endpoint ep, std::st
 
 }  // namespace
 
-Result<HttpResponse> HttpRequestSync(const std::string& host, uint16_t port,
-                                     std::string_view method, std::string_view target,
-                                     std::string_view body,
-                                     const std::vector<std::pair<std::string, std::string>>& headers,
-                                     Duration timeout) {
+Result<HttpResponse> HttpRequestSync(
+    const std::string& host, uint16_t port, std::string_view method, std::string_view target,
+    std::string_view body, const std::vector<std::pair<std::string, std::string>>& headers,
+    Duration timeout) {
   const std::string authority = host + ":" + std::to_string(port);
   VSC_ASSIGN_OR_RETURN(tcp::endpoint ep, ParseTcpEndpoint(authority));
-  const std::string what = "HTTP " + std::string(method) + " http://" + authority +
-                           std::string(target);
+  const std::string what =
+      "HTTP " + std::string(method) + " http://" + authority + std::string(target);
 
   std::string req;
   req.reserve(256 + body.size());

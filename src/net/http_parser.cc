@@ -14,8 +14,21 @@ bool IsTokenChar(unsigned char c) {
   if (c >= '0' && c <= '9') return true;
   if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -94,11 +107,11 @@ std::optional<HttpParseError> HttpRequestParser::ParseRequestLine(std::string_vi
   if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' ||
       version[5] < '0' || version[5] > '9' || version[7] < '0' || version[7] > '9') {
     return Bad("malformed request line: bad HTTP version \"" + std::string(version.substr(0, 16)) +
-           "\"");
+               "\"");
   }
   if (version[5] != '1') {
-    return HttpParseError{505, "HTTP version " + std::string(version.substr(5)) +
-                                   " not supported; use HTTP/1.1"};
+    return HttpParseError{
+        505, "HTTP version " + std::string(version.substr(5)) + " not supported; use HTTP/1.1"};
   }
   req_.method.assign(method);
   req_.target.assign(target);
@@ -132,7 +145,8 @@ std::optional<HttpParseError> HttpRequestParser::ParseHeaderLine(std::string_vie
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return Bad("malformed header line (no ':')");
   std::string_view name = line.substr(0, colon);
-  if (!IsToken(name)) return Bad("malformed header name \"" + std::string(name.substr(0, 64)) + "\"");
+  if (!IsToken(name))
+    return Bad("malformed header name \"" + std::string(name.substr(0, 64)) + "\"");
   std::string_view value = TrimOws(line.substr(colon + 1));
   for (unsigned char c : value) {
     if ((c < 0x20 && c != '\t') || c == 0x7F) {
@@ -159,8 +173,8 @@ std::optional<HttpParseError> HttpRequestParser::FinishHeaders() {
       uint64_t n = 0;
       auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (value.empty() || ptr != value.data() + value.size()) {
-        return HttpParseError{400, "Content-Length \"" + value.substr(0, 32) +
-                                       "\" is not a non-negative integer"};
+        return HttpParseError{
+            400, "Content-Length \"" + value.substr(0, 32) + "\" is not a non-negative integer"};
       }
       if (ec == std::errc::result_out_of_range) n = UINT64_MAX;
       if (content_length && *content_length != n) {
@@ -176,8 +190,9 @@ std::optional<HttpParseError> HttpRequestParser::FinishHeaders() {
     return HttpParseError{400, "both Transfer-Encoding and Content-Length present; send one"};
   }
   if (chunked) {
-    return HttpParseError{411, "chunked request bodies are not supported; send the body with "
-                               "a Content-Length header"};
+    return HttpParseError{411,
+                          "chunked request bodies are not supported; send the body with "
+                          "a Content-Length header"};
   }
   if (has_te) {
     return HttpParseError{501, "Transfer-Encoding \"" + te_value.substr(0, 32) +
@@ -230,12 +245,12 @@ HttpParseResult HttpRequestParser::Feed(std::string_view bytes) {
       // A partial line may end with the CR of its CRLF, hence the +1.
       size_t partial = buf_.size() - line_start_;
       if (state_ == State::kRequestLine && partial > limits_.max_request_line + 1) {
-        return Fail(414, "request line longer than " + std::to_string(limits_.max_request_line) +
-                             " bytes");
+        return Fail(
+            414, "request line longer than " + std::to_string(limits_.max_request_line) + " bytes");
       }
       if (state_ == State::kHeaders && header_bytes_ + partial > limits_.max_header_bytes) {
-        return Fail(431, "request headers larger than " +
-                             std::to_string(limits_.max_header_bytes) + " bytes");
+        return Fail(431, "request headers larger than " + std::to_string(limits_.max_header_bytes) +
+                             " bytes");
       }
       return HttpNeedMore{};
     }
@@ -253,8 +268,8 @@ HttpParseResult HttpRequestParser::Feed(std::string_view bytes) {
         continue;
       }
       if (line.size() > limits_.max_request_line) {
-        return Fail(414, "request line longer than " + std::to_string(limits_.max_request_line) +
-                             " bytes");
+        return Fail(
+            414, "request line longer than " + std::to_string(limits_.max_request_line) + " bytes");
       }
       if (auto e = ParseRequestLine(line)) return Fail(e->status, std::move(e->message));
       state_ = State::kHeaders;

@@ -3,7 +3,6 @@
 #include <array>
 #include <asio/co_spawn.hpp>
 #include <asio/detached.hpp>
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/ssl/stream.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
@@ -13,6 +12,7 @@
 #include <unordered_map>
 
 #include "common/logging.h"
+#include "net/as_tuple.h"
 #include "net/tcp_listener.h"
 #include "net/tls_context.h"
 
@@ -20,7 +20,6 @@ namespace vsc::net {
 namespace {
 
 using asio::ip::tcp;
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
 // After an error response, how long and how much unread input the server drains before closing.
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr size_t kLingerBytes = 1024 * 1024;

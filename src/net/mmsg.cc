@@ -4,13 +4,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "net/would_block.h"
+
 namespace vsc::net {
-namespace {
-
-// sendmmsg takes at most UIO_MAXIOV messages per call.
-constexpr size_t kMaxMessagesPerSend = 1024;
-
-}  // namespace
 
 MmsgReceiver::MmsgReceiver(size_t batch, size_t max_datagram)
     : max_datagram_(max_datagram),
@@ -81,7 +77,7 @@ MmsgSender::Outcome MmsgSender::Send(int fd) {
     }
     const int err = errno;
     if (n < 0 && err == EINTR) continue;
-    if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
+    if (n < 0 && WouldBlock(err)) {
       out.dropped += total - next;
       break;
     }

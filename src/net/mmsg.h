@@ -21,6 +21,8 @@ namespace vsc::net {
 // The largest UDP payload (IPv4: 65,507 bytes; IPv6 without jumbograms: 65,527): with slots this
 // large no datagram is ever truncated.
 inline constexpr size_t kMaxUdpPayload = 65536;
+// sendmmsg(2) takes at most UIO_MAXIOV messages per call.
+inline constexpr size_t kMaxMessagesPerSend = 1024;
 
 class MmsgReceiver {
  public:

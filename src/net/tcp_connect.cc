@@ -1,11 +1,11 @@
 // Connect with a deadline (tcp_proxy.h).
-#include <asio/experimental/as_tuple.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/use_awaitable.hpp>
 #include <cerrno>
 #include <memory>
 #include <string>
 
+#include "net/as_tuple.h"
 #include "net/endpoint.h"
 #include "net/tcp_proxy.h"
 
@@ -14,7 +14,6 @@ namespace vsc::net {
 namespace {
 
 using asio::ip::tcp;
-constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
 
 struct ConnectState {
   explicit ConnectState(asio::any_io_executor ex) : socket(ex), timer(ex) {}

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "net/would_block.h"
+
 namespace vsc::net {
 namespace {
 
@@ -34,8 +36,6 @@ constexpr int kQuietTicks = 4;
 constexpr Duration kNoIdleLimit = std::chrono::hours(24 * 365);
 
 size_t CopySize(const ProxyOptions& o) { return std::min(o.splice_threshold, kCopyBuffer); }
-
-bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
 // The worker thread's copy buffer: synchronous reads land here, and whatever the destination
 // does not take at once is copied out before the handler returns, so one buffer serves every

@@ -11,6 +11,8 @@
 
 #include "common/logging.h"
 #include "net/endpoint.h"
+#include "net/mmsg.h"
+#include "net/would_block.h"
 
 namespace vsc::net {
 namespace {
@@ -18,11 +20,6 @@ namespace {
 // Batches handled per readiness wakeup before yielding to other handlers on the same worker, so
 // one busy socket cannot starve the rest of the worker.
 constexpr int kBatchesPerWakeup = 8;
-// sendmmsg takes at most UIO_MAXIOV messages per call.
-constexpr size_t kMaxMessagesPerSend = 1024;
-
-bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
-
 void SetBuffer(int fd, int force_opt, int opt, int bytes) {
   if (bytes <= 0) return;
   // The *FORCE variants ignore rmem_max/wmem_max but need CAP_NET_ADMIN; fall back quietly,

@@ -69,8 +69,7 @@ Result<std::string> CachedChecksum(const std::string& path) {
 }
 
 const Clock& ClockOf(const ReplicaOptions& options) {
-  static const RealClock real;
-  return options.clock != nullptr ? *options.clock : real;
+  return options.clock != nullptr ? *options.clock : DefaultClock();
 }
 
 void SyncDirectoryOf(const std::string& path) {

@@ -3,8 +3,8 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <asio/experimental/as_tuple.hpp>
 
+#include "net/as_tuple.h"
 #include "proto/frame.h"
 #include "proto/lookup_codec.h"
 #include "realserver/backup_pages.h"
@@ -12,6 +12,8 @@
 #include "realserver/read_response_builder.h"
 
 namespace vsc::realserver {
+
+using net::kTuple;
 namespace {
 
 // A backup travels in pages of this much of the file (well under one envelope).
@@ -129,7 +131,6 @@ std::vector<uint8_t> SqlService::SealPage(proto::ReadResponse page, bool* last) 
 
 asio::awaitable<bool> SqlService::Answer(SqlService* self, std::shared_ptr<TcpSessionState> session,
                                          const proto::ReadRequest& req) {
-  constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
   self->OpenAnswer(*session, req);
   bool last = false;
   while (!last) {
@@ -155,7 +156,6 @@ asio::awaitable<bool> SqlService::Answer(SqlService* self, std::shared_ptr<TcpSe
 asio::awaitable<void> SqlService::TcpSession(SqlService* self, asio::ip::tcp::socket socket) {
   auto session = std::make_shared<TcpSessionState>(std::move(socket));
   self->tcp_sessions_.insert(session);
-  constexpr auto kTuple = asio::experimental::as_tuple(asio::use_awaitable);
   proto::FrameDecoder decoder(proto::kMaxEnvelopeBytes);
   std::vector<uint8_t> buf(64 * 1024);
   bool close = false;

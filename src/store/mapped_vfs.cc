@@ -90,7 +90,8 @@ int Unfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
   return m->real->pMethods->xUnfetch(m->real, off, p);
 }
 
-int Open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags, int* out_flags) {
+int OpenMapped(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags,
+               int* out_flags) {
   auto* m = reinterpret_cast<MappedFile*>(file);
   m->real = reinterpret_cast<sqlite3_file*>(m + 1);
   m->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
@@ -123,7 +124,7 @@ int RegisterMappedVfs() {
     }
     g_vfs = ForwardingVfs(base, kMappedVfsName);
     g_vfs.szOsFile = static_cast<int>(sizeof(MappedFile)) + base->szOsFile;
-    g_vfs.xOpen = Open;
+    g_vfs.xOpen = OpenMapped;
     // Version 3: the shared-memory (WAL) and fetch methods, which SQLite's unix files have.
     g_methods = sqlite3_io_methods{};
     g_methods.iVersion = 3;
