@@ -19,7 +19,7 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr int kServers = 4;
+constexpr int kReplicas = 4;
 constexpr uint32_t kHeartbeatMs = 100;
 constexpr uint32_t kDownAfter = 100;
 constexpr Duration kDownTime = std::chrono::milliseconds(kHeartbeatMs * kDownAfter);
@@ -40,7 +40,7 @@ class CommitPolicyTest : public ::testing::Test {
   static void SetUpTestSuite() { ASSERT_FALSE(SharedDbPath().empty()); }
 
   void TearDown() override {
-    for (int i = 0; i < kServers && cluster_; ++i) (void)cluster_->SignalServer(i, SIGCONT);
+    for (int i = 0; i < kReplicas && cluster_; ++i) (void)cluster_->SignalServer(i, SIGCONT);
     if (cluster_) cluster_->Stop();
     if (work_dir_.empty()) return;
     if (HasFailure()) {
@@ -57,7 +57,7 @@ class CommitPolicyTest : public ::testing::Test {
     o.vsc_binary = VSC_BINARY;
     o.work_dir = work_dir_;
     o.db_path = SharedDbPath();
-    o.real_servers = kServers;
+    o.real_servers = kReplicas;
     o.heartbeat_interval_ms = kHeartbeatMs;
     o.silent_after = 2;
     o.down_after = kDownAfter;
@@ -72,7 +72,7 @@ class CommitPolicyTest : public ::testing::Test {
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     writer_.emplace(std::move(w).value());
     ASSERT_TRUE(cluster_->WaitAllActive(20s).ok());
-    ASSERT_TRUE(WaitUntil([&] { return InSync() == kServers; }, 30s, 20ms));
+    ASSERT_TRUE(WaitUntil([&] { return InSync() == kReplicas; }, 30s, 20ms));
   }
 
   // Replicas IN_SYNC at the log's head.
@@ -147,8 +147,8 @@ class CommitPolicyTest : public ::testing::Test {
 
   // Resumes every server and expects all four replicas equal at the head again.
   void ExpectAllReplicasCatchUp() {
-    for (int i = 0; i < kServers; ++i) Resume(i);
-    EXPECT_TRUE(WaitUntil([&] { return InSync() == kServers; }, 20s, 20ms))
+    for (int i = 0; i < kReplicas; ++i) Resume(i);
+    EXPECT_TRUE(WaitUntil([&] { return InSync() == kReplicas; }, 20s, 20ms))
         << "the resumed replicas did not catch up";
   }
 
@@ -160,7 +160,7 @@ class CommitPolicyTest : public ::testing::Test {
 TEST_F(CommitPolicyTest, OneCommitsWithASingleLiveReplica) {
   ASSERT_NO_FATAL_FAILURE(StartCluster("one"));
   ASSERT_NO_FATAL_FAILURE(ExpectCommitted(11));  // all four live
-  for (int i = 1; i < kServers; ++i) ASSERT_NO_FATAL_FAILURE(Stop(i));
+  for (int i = 1; i < kReplicas; ++i) ASSERT_NO_FATAL_FAILURE(Stop(i));
   ASSERT_NO_FATAL_FAILURE(ExpectCommitted(12));
   ASSERT_NO_FATAL_FAILURE(ExpectCommitted(13));
   ExpectNoneDown({1, 2, 3});

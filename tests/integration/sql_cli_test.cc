@@ -19,7 +19,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using json = nlohmann::json;
-constexpr size_t npos = std::string::npos;
 
 // argv[1]: a JSON file from --format json; argv[2]: where to write the first row's BLOB.
 constexpr const char* kCheckJson = R"py(
@@ -171,7 +170,7 @@ TEST_F(SqlCliTest, ParamsBindABlobFromAFileAndCsvAndJsonReadBackExactly) {
       Sql({"-e", "INSERT INTO kv VALUES(?, ?, ?, ?)", "--param", "1", "--param",
            "text:a,b \"quoted\"\nline", "--param", "@" + Path("in.bin"), "--param", "2.5"});
   ASSERT_EQ(c1, 0) << o1;
-  EXPECT_NE(o1.find("ok, 1 rows changed, seq"), npos) << o1;
+  EXPECT_NE(o1.find("ok, 1 rows changed, seq"), std::string::npos) << o1;
   auto [c2, o2] = Sql({"-e", "INSERT INTO kv VALUES(?, ?, ?, ?)", "-p", "int:2", "-p", "@@at", "-p",
                        "null", "-p", "text:"});
   ASSERT_EQ(c2, 0) << o2;
@@ -194,7 +193,7 @@ TEST_F(SqlCliTest, ParamsBindABlobFromAFileAndCsvAndJsonReadBackExactly) {
   auto [pc, pco] = Python(kCheckCsv, {Path("q.csv")});
   EXPECT_EQ(pc, 0) << pco << co;
   // Row 2's r is an empty TEXT (quoted), row 3's t and r are NULL (empty fields).
-  EXPECT_NE(co.find("\r\n2,@at,\"\"\r\n3,,\r\n"), npos) << co;
+  EXPECT_NE(co.find("\r\n2,@at,\"\"\r\n3,,\r\n"), std::string::npos) << co;
 
   // A write in JSON is a result too, with rqlite's names.
   auto [wc, wo] = Sql({"--format", "json", "-e", "INSERT INTO kv(t) VALUES('x'); SELECT 1 AS one"});
@@ -209,10 +208,10 @@ TEST_F(SqlCliTest, ParamsBindABlobFromAFileAndCsvAndJsonReadBackExactly) {
   // Bad parameters are refused before anything is sent.
   auto [bc, bo] = Sql({"-e", "INSERT INTO kv(id) VALUES(?)", "-p", "int:x"});
   EXPECT_EQ(bc, 2) << bo;
-  EXPECT_NE(bo.find("not an integer"), npos) << bo;
+  EXPECT_NE(bo.find("not an integer"), std::string::npos) << bo;
   auto [fc, fo] = Sql({"-e", "INSERT INTO kv(b) VALUES(?)", "-p", "@" + Path("missing.bin")});
   EXPECT_EQ(fc, 2) << fo;
-  EXPECT_NE(fo.find("cannot open the file"), npos) << fo;
+  EXPECT_NE(fo.find("cannot open the file"), std::string::npos) << fo;
 }
 
 TEST_F(SqlCliTest, AResultOfManyPagesStreamsInBoundedMemory) {
@@ -255,31 +254,32 @@ TEST_F(SqlCliTest, TheShellTakesDotCommandsFromAPipeAndQuitEndsIt) {
                  "SELECT 'after quit';\n");
   auto [code, out] = Run(SqlArgv(cluster_->write_port()), "shell.out", Path("script.sql"));
   EXPECT_EQ(code, 0) << out;
-  EXPECT_NE(out.find("notes\nresources\n"), npos) << out;  // .tables, sorted
-  EXPECT_EQ(out.find("_vsc_replica"), npos) << out;        // not the replica's own table
+  EXPECT_NE(out.find("notes\nresources\n"), std::string::npos) << out;  // .tables, sorted
+  EXPECT_EQ(out.find("_vsc_replica"), std::string::npos) << out;  // not the replica's own table
   EXPECT_NE(out.find("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT NOT NULL);\n"
                      "CREATE INDEX notes_body ON notes(body);\n"),
-            npos)
+            std::string::npos)
       << out;
-  EXPECT_EQ(out.find("CREATE TABLE resources"), npos) << out;  // .schema TABLE: that table
-  EXPECT_NE(out.find("ok, 1 rows changed"), npos) << out;
-  EXPECT_NE(out.find("multi-line"), npos) << out;
-  EXPECT_NE(out.find(".schema [TABLE]"), npos) << out;  // help
-  EXPECT_EQ(out.find("after quit"), npos) << out;
+  EXPECT_EQ(out.find("CREATE TABLE resources"), std::string::npos)
+      << out;  // .schema TABLE: that table
+  EXPECT_NE(out.find("ok, 1 rows changed"), std::string::npos) << out;
+  EXPECT_NE(out.find("multi-line"), std::string::npos) << out;
+  EXPECT_NE(out.find(".schema [TABLE]"), std::string::npos) << out;  // help
+  EXPECT_EQ(out.find("after quit"), std::string::npos) << out;
   WriteFileBytes(Path("bad.sql"), ".tabels\n");
   auto [bcode, bout] = Run(SqlArgv(cluster_->write_port()), "bad.out", Path("bad.sql"));
   EXPECT_EQ(bcode, 1) << bout;
-  EXPECT_NE(bout.find("unknown command .tabels"), npos) << bout;
+  EXPECT_NE(bout.find("unknown command .tabels"), std::string::npos) << bout;
 }
 
 TEST_F(SqlCliTest, CtrlCOnATerminalClearsTheLineAndTheShellStays) {
   ASSERT_NO_FATAL_FAILURE(StartReplicated());
   auto [code, out] = Python(kPty, SqlArgv(cluster_->write_port()));
   EXPECT_EQ(code, 0) << out;
-  EXPECT_NE(out.find("STEPS [True, True, True, True, True] EXIT 0"), npos) << out;
-  EXPECT_NE(out.find("still here"), npos) << out;
+  EXPECT_NE(out.find("STEPS [True, True, True, True, True] EXIT 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("still here"), std::string::npos) << out;
   // Nothing of the cleared line was sent (joined to the next it would be a syntax error).
-  EXPECT_EQ(out.find("error"), npos) << out;
+  EXPECT_EQ(out.find("error"), std::string::npos) << out;
 }
 
 TEST_F(SqlCliTest, ADirectorWithReplicationOffSaysSoOnEveryPath) {
@@ -300,13 +300,13 @@ TEST_F(SqlCliTest, ADirectorWithReplicationOffSaysSoOnEveryPath) {
     one.insert(one.end(), {"-e", statement});
     auto [code, out] = Run(one, "off-" + std::to_string(++runs_) + ".out");
     EXPECT_EQ(code, 1) << out;
-    EXPECT_NE(out.find(said), npos) << statement << ": " << out;
+    EXPECT_NE(out.find(said), std::string::npos) << statement << ": " << out;
   }
   WriteFileBytes(Path("off.sql"), ".tables\n.schema\n");
   auto [code, out] = Run(argv, "off-shell.out", Path("off.sql"));
   EXPECT_EQ(code, 1) << out;
   size_t count = 0;
-  for (size_t at = out.find(said); at != npos; at = out.find(said, at + 1)) ++count;
+  for (size_t at = out.find(said); at != std::string::npos; at = out.find(said, at + 1)) ++count;
   EXPECT_EQ(count, 2u) << out;
 }
 

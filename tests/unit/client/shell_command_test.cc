@@ -7,46 +7,46 @@ namespace {
 
 using Kind = ShellCommand::Kind;
 
-std::optional<ShellCommand> Parse(std::string_view line) {
+std::optional<ShellCommand> Command(std::string_view line) {
   auto c = ParseShellCommand(line);
   EXPECT_TRUE(c.ok()) << line << ": " << c.status().ToString();
   return c.ok() ? *c : std::nullopt;
 }
 
-std::string Refused(std::string_view line) {
+std::string CommandRefused(std::string_view line) {
   auto c = ParseShellCommand(line);
   EXPECT_FALSE(c.ok()) << line;
   return c.ok() ? "" : c.status().message();
 }
 
 TEST(ShellCommandTest, DotCommandsAndTheirPlainWords) {
-  EXPECT_EQ(Parse(".tables")->kind, Kind::kTables);
-  EXPECT_EQ(Parse("  .TABLES  ")->kind, Kind::kTables);
-  EXPECT_EQ(Parse(".schema")->kind, Kind::kSchema);
-  EXPECT_EQ(Parse(".schema")->table, "");
-  EXPECT_EQ(Parse(".schema notes")->table, "notes");
-  EXPECT_EQ(Parse(".schema Notes")->table, "Notes");
+  EXPECT_EQ(Command(".tables")->kind, Kind::kTables);
+  EXPECT_EQ(Command("  .TABLES  ")->kind, Kind::kTables);
+  EXPECT_EQ(Command(".schema")->kind, Kind::kSchema);
+  EXPECT_EQ(Command(".schema")->table, "");
+  EXPECT_EQ(Command(".schema notes")->table, "notes");
+  EXPECT_EQ(Command(".schema Notes")->table, "Notes");
   for (const char* w : {".help", "help", "HELP", "help;"})
-    EXPECT_EQ(Parse(w)->kind, Kind::kHelp) << w;
+    EXPECT_EQ(Command(w)->kind, Kind::kHelp) << w;
   for (const char* w : {".quit", ".exit", "quit", "exit", "Exit", "quit;", "exit;"}) {
-    EXPECT_EQ(Parse(w)->kind, Kind::kQuit) << w;
+    EXPECT_EQ(Command(w)->kind, Kind::kQuit) << w;
   }
 }
 
 TEST(ShellCommandTest, SqlIsNotACommand) {
   for (const char* sql : {"", "   ", "SELECT 1;", "quit now", "helpme", "select help;", "exit_code",
                           "INSERT INTO t VALUES('.tables');"}) {
-    EXPECT_FALSE(Parse(sql).has_value()) << sql;
+    EXPECT_FALSE(Command(sql).has_value()) << sql;
   }
 }
 
 TEST(ShellCommandTest, UnknownOrMisusedDotCommandsSayWhatExists) {
-  EXPECT_NE(Refused(".tabels").find("unknown command .tabels; the shell knows .tables"),
+  EXPECT_NE(CommandRefused(".tabels").find("unknown command .tabels; the shell knows .tables"),
             std::string::npos);
-  EXPECT_NE(Refused(".").find("unknown command"), std::string::npos);
-  EXPECT_NE(Refused(".tables t").find(".tables takes no arguments"), std::string::npos);
-  EXPECT_NE(Refused(".quit now").find("takes no arguments"), std::string::npos);
-  EXPECT_NE(Refused(".schema a b").find("at most one table"), std::string::npos);
+  EXPECT_NE(CommandRefused(".").find("unknown command"), std::string::npos);
+  EXPECT_NE(CommandRefused(".tables t").find(".tables takes no arguments"), std::string::npos);
+  EXPECT_NE(CommandRefused(".quit now").find("takes no arguments"), std::string::npos);
+  EXPECT_NE(CommandRefused(".schema a b").find("at most one table"), std::string::npos);
 }
 
 TEST(ShellCommandTest, QueriesReadSqliteMasterWithoutInternalTables) {

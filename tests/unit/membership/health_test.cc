@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "common/random.h"
+#include "manual_time.h"
 
 namespace vsc::membership {
 namespace {
@@ -15,7 +16,7 @@ using std::chrono::milliseconds;
 using vservice::CheckConfig;
 using vservice::CheckType;
 
-TimePoint T(int64_t ms) { return TimePoint(milliseconds(ms)); }
+using testing_util::T;
 
 CheckConfig Cfg(uint32_t retry, bool alpha = false) {
   CheckConfig c = vservice::DefaultCheck(CheckType::kTcp);

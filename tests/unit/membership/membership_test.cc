@@ -7,13 +7,15 @@
 #include <tuple>
 #include <vector>
 
+#include "manual_time.h"
+
 namespace vsc::membership {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-TimePoint T(int64_t ms) { return TimePoint(milliseconds(ms)); }
+using testing_util::T;
 
 Registration Reg(std::string id, uint64_t incarnation = 1, uint32_t weight = 1) {
   Registration r;

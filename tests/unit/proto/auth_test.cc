@@ -10,25 +10,13 @@
 #include <vector>
 
 #include "common/random.h"
+#include "key_fixtures.h"
 
 namespace vsc::proto {
 namespace {
 
-ClusterKey SequentialKey() {
-  std::array<uint8_t, 32> b;
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i);
-  return ClusterKey::FromBytes(b);
-}
-
-std::string Hex(std::span<const uint8_t> b) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t x : b) {
-    s.push_back(kDigits[x >> 4]);
-    s.push_back(kDigits[x & 0xf]);
-  }
-  return s;
-}
+using testing::Hex;
+using testing::SequentialKey;
 
 std::span<const uint8_t> AsBytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
@@ -136,10 +124,19 @@ TEST(ReplayGuardTest, MatchesReferenceModel) {
   for (int i = 0; i < 200'000; ++i) {
     uint64_t c;
     switch (rng.Uniform(4)) {
-      case 0: c = next++; break;                                      // in order
-      case 1: c = next + rng.Uniform(80); next = std::max(next, c + 1); break;  // ahead, gaps
-      case 2: c = next - std::min<uint64_t>(next, rng.Uniform(100)); break;     // late
-      default: c = any ? highest - std::min<uint64_t>(highest, rng.Uniform(70)) : next; break;
+      case 0:
+        c = next++;
+        break;  // in order
+      case 1:
+        c = next + rng.Uniform(80);
+        next = std::max(next, c + 1);
+        break;  // ahead, gaps
+      case 2:
+        c = next - std::min<uint64_t>(next, rng.Uniform(100));
+        break;  // late
+      default:
+        c = any ? highest - std::min<uint64_t>(highest, rng.Uniform(70)) : next;
+        break;
     }
     const bool fresh = !accepted.count(c) && (!any || c > highest || highest - c < 64);
     const Status s = guard.Accept("rs", c);
@@ -225,8 +222,12 @@ TEST(CounterSourceTest, ConcurrentCallersGetDistinctCounters) {
   CounterSource source(1000);
   constexpr int kPerThread = 20'000;
   std::vector<uint64_t> a, b;
-  std::thread t1([&] { for (int i = 0; i < kPerThread; ++i) a.push_back(source.Next()); });
-  std::thread t2([&] { for (int i = 0; i < kPerThread; ++i) b.push_back(source.Next()); });
+  std::thread t1([&] {
+    for (int i = 0; i < kPerThread; ++i) a.push_back(source.Next());
+  });
+  std::thread t2([&] {
+    for (int i = 0; i < kPerThread; ++i) b.push_back(source.Next());
+  });
   t1.join();
   t2.join();
   std::set<uint64_t> all(a.begin(), a.end());

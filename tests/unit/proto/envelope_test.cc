@@ -9,27 +9,15 @@
 
 #include "common/random.h"
 #include "doc_vectors.h"
+#include "key_fixtures.h"
 
 namespace vsc::proto {
 namespace {
 
+using testing::Hex;
+using testing::SequentialKey;
+
 using Bytes = std::vector<uint8_t>;
-
-ClusterKey SequentialKey() {
-  std::array<uint8_t, 32> b;
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i);
-  return ClusterKey::FromBytes(b);
-}
-
-std::string Hex(std::span<const uint8_t> b) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t x : b) {
-    s.push_back(kDigits[x >> 4]);
-    s.push_back(kDigits[x & 0xf]);
-  }
-  return s;
-}
 
 Message SampleHeartbeat() {
   Message m;
@@ -233,8 +221,7 @@ TEST(EnvelopeTest, MalformedHeadersNameTheProblem) {
   EXPECT_EQ(codec.Open(zero_sender).status().code(), Code::kInvalidArgument);
   Bytes long_sender = sealed;
   long_sender[4] = 65;
-  EXPECT_NE(codec.Open(long_sender).status().message().find("sender length 65"),
-            std::string::npos);
+  EXPECT_NE(codec.Open(long_sender).status().message().find("sender length 65"), std::string::npos);
   // Body length over kMaxBodyBytes is refused from the header, without looking further.
   Bytes huge_body = sealed;
   const size_t body_len_at = 4 + 1 + 3 + 8;
@@ -316,7 +303,8 @@ TEST(EnvelopeTest, ReplayGuardAfterOpenDropsReplaysButNotReordering) {
   EnvelopeCodec codec(key);
   CounterSource counters(1'700'000'000'000'000);
   std::vector<Bytes> sent;
-  for (int i = 0; i < 10; ++i) sent.push_back(codec.Seal("rs1", counters.Next(), SampleHeartbeat()));
+  for (int i = 0; i < 10; ++i)
+    sent.push_back(codec.Seal("rs1", counters.Next(), SampleHeartbeat()));
   ReplayGuard guard;
   int delivered = 0;
   // Deliver in reverse (reordered), then everything again (replayed).

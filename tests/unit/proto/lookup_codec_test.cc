@@ -26,7 +26,7 @@ Bytes Encode(const LookupResponse& r) {
   return out;
 }
 
-Bytes Encode(const ForwardHeader& h) {
+Bytes EncodeV4Header(const ForwardHeader& h) {
   Bytes out(kForwardHeaderSize);
   EncodeForwardHeader(h, std::span<uint8_t, kForwardHeaderSize>(out.data(), kForwardHeaderSize));
   return out;
@@ -94,7 +94,7 @@ void ExpectResponseRejectedOrCanonical(const Bytes& b) {
 void ExpectForwardRejectedOrCanonical(const Bytes& b) {
   auto h = DecodeForwardHeader(b);
   if (h.ok()) {
-    EXPECT_EQ(Encode(*h), Bytes(b.begin(), b.begin() + kForwardHeaderSize));
+    EXPECT_EQ(EncodeV4Header(*h), Bytes(b.begin(), b.begin() + kForwardHeaderSize));
   } else {
     EXPECT_EQ(h.status().message().rfind("forward header: ", 0), 0u) << h.status().message();
   }
@@ -291,14 +291,12 @@ TEST(LookupCodecTest, ResponseWriterRefusesOversizeNodesAndTooManyAnswers) {
   }
   {
     // Exactly enough room for the header and one 3-byte answer, then nothing more.
-    ResponseWriter w(std::span<uint8_t>(buf).first(kResponseHeaderSize + 13), 1,
-                     LookupStatus::kOk);
+    ResponseWriter w(std::span<uint8_t>(buf).first(kResponseHeaderSize + 13), 1, LookupStatus::kOk);
     EXPECT_TRUE(w.Add(1, true, "abc").ok());
     EXPECT_EQ(w.Add(2, false, "").code(), Code::kResourceExhausted);
   }
   {
-    ResponseWriter w(std::span<uint8_t>(buf).first(kResponseHeaderSize - 1), 1,
-                     LookupStatus::kOk);
+    ResponseWriter w(std::span<uint8_t>(buf).first(kResponseHeaderSize - 1), 1, LookupStatus::kOk);
     EXPECT_EQ(w.Finish(), 0u);
   }
   EXPECT_EQ(EncodeErrorResponse(9, LookupStatus::kBadRequest, buf), kResponseHeaderSize);
@@ -313,7 +311,7 @@ TEST(LookupCodecTest, ForwardHeaderRoundTripsAndLeavesTheRequestIntact) {
   for (int i = 0; i < 2000; ++i) {
     const ForwardHeader h = RandomForward(rng);
     const LookupRequest r = RandomRequest(rng);
-    Bytes datagram = Encode(h);
+    Bytes datagram = EncodeV4Header(h);
     const Bytes req = Encode(r);
     datagram.insert(datagram.end(), req.begin(), req.end());
     ASSERT_TRUE(HasForwardHeader(datagram));
@@ -332,7 +330,7 @@ TEST(LookupCodecTest, ForwardHeaderRoundTripsAndLeavesTheRequestIntact) {
 TEST(LookupCodecTest, ForwardHeaderTruncationsAndCorruptionsAreRefusedOrCanonical) {
   Random rng(8);
   for (int i = 0; i < 50; ++i) {
-    const Bytes b = Encode(RandomForward(rng));
+    const Bytes b = EncodeV4Header(RandomForward(rng));
     for (size_t n = 0; n < b.size(); ++n) {
       EXPECT_FALSE(DecodeForwardHeader(std::span(b).first(n)).ok());
     }
@@ -350,10 +348,10 @@ TEST(LookupCodecTest, ForwardHeaderTruncationsAndCorruptionsAreRefusedOrCanonica
     }
   }
   ForwardHeader zero_ip{0, 80, 0};
-  EXPECT_EQ(DecodeForwardHeader(Encode(zero_ip)).status().message(),
+  EXPECT_EQ(DecodeForwardHeader(EncodeV4Header(zero_ip)).status().message(),
             "forward header: client address 0.0.0.0");
   ForwardHeader zero_port{0x7f000001, 0, 0};
-  EXPECT_EQ(DecodeForwardHeader(Encode(zero_port)).status().message(),
+  EXPECT_EQ(DecodeForwardHeader(EncodeV4Header(zero_port)).status().message(),
             "forward header: client port 0");
 }
 
@@ -375,11 +373,10 @@ TEST(LookupCodecTest, DocumentedVectorsMatchTheCodec) {
   EXPECT_EQ(dreq->id(1), 2'000'000u);
 
   const ForwardHeader fwd{0xc000020a /* 192.0.2.10 */, 40000, 0};
-  EXPECT_EQ(Encode(fwd), v.at("forward-header"));
+  EXPECT_EQ(EncodeV4Header(fwd), v.at("forward-header"));
 
-  const LookupResponse resp{0x0102030405060708,
-                            LookupStatus::kOk,
-                            {{1, true, "cg-3"}, {2'000'000, false, ""}}};
+  const LookupResponse resp{
+      0x0102030405060708, LookupStatus::kOk, {{1, true, "cg-3"}, {2'000'000, false, ""}}};
   EXPECT_EQ(Encode(resp), v.at("response-found-and-missing"));
   auto dresp = DecodeResponse(v.at("response-found-and-missing"));
   ASSERT_TRUE(dresp.ok());

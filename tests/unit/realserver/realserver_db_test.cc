@@ -7,17 +7,14 @@
 #include "common/clock.h"
 #include "realserver/realserver.h"
 #include "support/temp_dir.h"
+#include "support/test_key.h"
 
 namespace vsc::realserver {
 namespace {
 
 namespace fs = std::filesystem;
 
-proto::ClusterKey TestKey() {
-  std::array<uint8_t, proto::ClusterKey::kBytes> b;
-  b.fill(5);
-  return proto::ClusterKey::FromBytes(b);
-}
+using test_support::TestKey;
 
 RealServerConfig Config(const std::string& db, const std::string& id = "rs1") {
   RealServerConfig c;

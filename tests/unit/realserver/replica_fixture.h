@@ -21,14 +21,11 @@
 #include "realserver/snapshot_server.h"
 #include "replication/applier.h"
 #include "support/temp_dir.h"
+#include "support/test_key.h"
 
 namespace vsc::realserver {
 
-inline proto::ClusterKey TestKey(uint8_t fill = 7) {
-  std::array<uint8_t, 32> b;
-  b.fill(fill);
-  return proto::ClusterKey::FromBytes(b);
-}
+using test_support::TestKey;
 
 // Entry 1 creates the table; the others insert rows whose values depend on random() and 'now',
 // so equal digests and checksums also prove the deterministic functions agree.

@@ -8,26 +8,33 @@
 #include "realserver/sql_reader.h"
 #include "store/database.h"
 #include "support/temp_dir.h"
+#include "support/test_key.h"
 
 namespace vsc::realserver {
 namespace {
 
-proto::ClusterKey TestKey() {
-  std::array<uint8_t, 32> b;
-  b.fill(9);
-  return proto::ClusterKey::FromBytes(b);
-}
+using test_support::TestKey;
 
 proto::SqlRow RandomRow(Random& rng) {
   proto::SqlRow row;
   for (size_t c = rng.Uniform(6); c > 0; --c) {
     proto::SqlValue* v = row.add_values();
     switch (rng.Uniform(5)) {
-      case 0: v->set_null(true); break;
-      case 1: v->set_integer(static_cast<int64_t>(rng.Next())); break;
-      case 2: v->set_real(rng.NextDouble()); break;
-      case 3: v->set_text(std::string(rng.Uniform(3000), 'x')); break;
-      default: v->set_blob(std::string(rng.Uniform(200), '\0')); break;
+      case 0:
+        v->set_null(true);
+        break;
+      case 1:
+        v->set_integer(static_cast<int64_t>(rng.Next()));
+        break;
+      case 2:
+        v->set_real(rng.NextDouble());
+        break;
+      case 3:
+        v->set_text(std::string(rng.Uniform(3000), 'x'));
+        break;
+      default:
+        v->set_blob(std::string(rng.Uniform(200), '\0'));
+        break;
     }
   }
   return row;
@@ -74,7 +81,8 @@ TEST(ReadResponseBuilderTest, FitsOneDatagramExactlyWhenTheResultDoes) {
       EXPECT_TRUE(m.read_response().ok());
       EXPECT_EQ(m.read_response().rows_size(), static_cast<int>(rows));
       EXPECT_LE(sealed.size(), limit);
-      EXPECT_EQ(sealed.size(), SealedReadResponseSize(replica.size(), m.read_response().ByteSizeLong()));
+      EXPECT_EQ(sealed.size(),
+                SealedReadResponseSize(replica.size(), m.read_response().ByteSizeLong()));
     }
   }
   EXPECT_GT(refused, 50);  // both outcomes were exercised
@@ -105,7 +113,8 @@ TEST(Utf8Test, AcceptsUtf8AndRefusesTheRest) {
   EXPECT_TRUE(IsValidUtf8(""));
   EXPECT_TRUE(IsValidUtf8("plain"));
   EXPECT_TRUE(IsValidUtf8("h\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80"));
-  for (const char* bad : {"\xff", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "a\x80"}) {
+  for (const char* bad :
+       {"\xff", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "a\x80"}) {
     EXPECT_FALSE(IsValidUtf8(bad)) << bad;
   }
 }
@@ -116,15 +125,16 @@ class SqlReaderTest : public ::testing::Test {
     path_ = dir_.File("r.db");
     auto db = store::Database::Open(path_);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db->Exec("CREATE TABLE resources(id INTEGER PRIMARY KEY, node TEXT NOT NULL, "
-                         "size INTEGER, updated_at INTEGER);"
-                         "CREATE TABLE _vsc_replica(id INTEGER PRIMARY KEY CHECK (id = 0), epoch, "
-                         "applied_seq, digest BLOB);"
-                         "INSERT INTO _vsc_replica VALUES(0, 1, 7, zeroblob(32));"
-                         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
-                         "INSERT INTO resources SELECT i, 'node-' || (i % 64), i * 10, 0 FROM n;"
-                         "INSERT INTO resources VALUES(9999, CAST(x'ff41' AS TEXT), NULL, 1.5);")
-                    .ok());
+    ASSERT_TRUE(
+        db->Exec("CREATE TABLE resources(id INTEGER PRIMARY KEY, node TEXT NOT NULL, "
+                 "size INTEGER, updated_at INTEGER);"
+                 "CREATE TABLE _vsc_replica(id INTEGER PRIMARY KEY CHECK (id = 0), epoch, "
+                 "applied_seq, digest BLOB);"
+                 "INSERT INTO _vsc_replica VALUES(0, 1, 7, zeroblob(32));"
+                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
+                 "INSERT INTO resources SELECT i, 'node-' || (i % 64), i * 10, 0 FROM n;"
+                 "INSERT INTO resources VALUES(9999, CAST(x'ff41' AS TEXT), NULL, 1.5);")
+            .ok());
     auto r = SqlReader::Open(path_);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     reader_.emplace(std::move(r).value());
@@ -148,7 +158,8 @@ class SqlReaderTest : public ::testing::Test {
 TEST_F(SqlReaderTest, AnswersSelectsWithColumnsRowsAndPosition) {
   proto::SqlValue id;
   id.set_integer(3);
-  auto r = Run("SELECT id, node, size, NULL AS n, 0.5 AS half FROM resources WHERE id = ?1", 7, {id});
+  auto r =
+      Run("SELECT id, node, size, NULL AS n, 0.5 AS half FROM resources WHERE id = ?1", 7, {id});
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_EQ(r.request_id(), 42u);
   EXPECT_EQ(r.applied_seq(), 7u);
@@ -164,7 +175,9 @@ TEST_F(SqlReaderTest, AnswersSelectsWithColumnsRowsAndPosition) {
   // TEXT that is not UTF-8 travels as a blob, so the answer still parses.
   r = Run("SELECT node FROM resources WHERE id = 9999");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.rows(0).values(0).blob(), "\xff" "A");
+  EXPECT_EQ(r.rows(0).values(0).blob(),
+            "\xff"
+            "A");
 }
 
 TEST_F(SqlReaderTest, RefusesReadsAheadOfTheReplica) {

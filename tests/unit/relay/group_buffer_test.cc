@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "clip_fixtures.h"
+
 namespace vsc::relay {
 namespace {
 
@@ -11,11 +13,7 @@ ClipBytes Bytes(size_t n, uint8_t fill = 0) {
   return std::make_shared<const std::vector<uint8_t>>(n, fill);
 }
 
-std::vector<uint64_t> Seqs(const std::vector<StoredClip>& clips) {
-  std::vector<uint64_t> out;
-  for (const auto& c : clips) out.push_back(c.seq);
-  return out;
-}
+using testing_util::Seqs;
 
 TEST(GroupBufferTest, AppendNumbersFromOneAndSinceReturnsWhatFollows) {
   GroupBuffer b({10, 1 << 20});

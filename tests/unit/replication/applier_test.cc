@@ -21,7 +21,7 @@ Entry W(uint64_t seq, const std::string& sql = "INSERT INTO t VALUES(1)") {
   return e;
 }
 
-std::vector<Entry> Range(uint64_t from, uint64_t to) {
+std::vector<Entry> Writes(uint64_t from, uint64_t to) {
   std::vector<Entry> out;
   for (uint64_t s = from; s <= to; ++s) out.push_back(W(s));
   return out;
@@ -63,7 +63,7 @@ Digest Expected(const std::vector<Entry>& entries) {
 TEST(ApplierTest, AppliesABatchInOneTransaction) {
   Replica r;
   r.Start();
-  auto res = r.applier->Apply(Range(1, 3));
+  auto res = r.applier->Apply(Writes(1, 3));
   ASSERT_TRUE(res.ok()) << res.status().ToString();
   ASSERT_EQ(res->size(), 3u);
   EXPECT_EQ((*res)[2].seq, 3u);
@@ -71,7 +71,7 @@ TEST(ApplierTest, AppliesABatchInOneTransaction) {
                                                        "execute 3", "commit 3"}));
   EXPECT_EQ(r.applier->state().applied_seq, 3u);
   EXPECT_EQ(r.applier->state().epoch, 1u);
-  EXPECT_EQ(r.applier->state().digest, Expected(Range(1, 3)));
+  EXPECT_EQ(r.applier->state().digest, Expected(Writes(1, 3)));
   EXPECT_EQ(r.disk->state.digest, r.applier->state().digest);  // stored in the same commit
   EXPECT_EQ(r.disk->commits, 1u);
 }
@@ -92,48 +92,48 @@ TEST(ApplierTest, AFailingEntryIsItsOwnResultAndDoesNotStopTheBatch) {
 TEST(ApplierTest, CrashBeforeCommitLeavesTheStateAndReapplyWorks) {
   Replica r;
   r.Start();
-  ASSERT_TRUE(r.applier->Apply(Range(1, 2)).ok());
+  ASSERT_TRUE(r.applier->Apply(Writes(1, 2)).ok());
   r.fake->CrashBeforeCommit();
-  auto res = r.applier->Apply(Range(3, 6));
+  auto res = r.applier->Apply(Writes(3, 6));
   EXPECT_EQ(res.status().code(), Code::kIo);
   EXPECT_EQ(r.applier->state().applied_seq, 2u);
   EXPECT_EQ(r.disk->state.applied_seq, 2u);
   r.Start();  // the process restarts
   EXPECT_EQ(r.applier->state().applied_seq, 2u);
-  auto again = r.applier->Apply(Range(3, 6));
+  auto again = r.applier->Apply(Writes(3, 6));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->size(), 4u);
   EXPECT_EQ(r.disk->applied, Seqs(1, 6));
-  EXPECT_EQ(r.applier->state().digest, Expected(Range(1, 6)));
+  EXPECT_EQ(r.applier->state().digest, Expected(Writes(1, 6)));
 }
 
 TEST(ApplierTest, CrashAfterCommitAdvancesTheStateAndRedeliveryIsSkipped) {
   Replica r;
   r.Start();
   r.fake->CrashAfterCommit();
-  EXPECT_EQ(r.applier->Apply(Range(1, 4)).status().code(), Code::kIo);
+  EXPECT_EQ(r.applier->Apply(Writes(1, 4)).status().code(), Code::kIo);
   // The same applier trusts the stored state rather than its guess...
   EXPECT_EQ(r.applier->state().applied_seq, 4u);
   // ...and so does a restarted one; the redelivered entries are duplicates.
   r.Start();
   EXPECT_EQ(r.applier->state().applied_seq, 4u);
-  auto res = r.applier->Apply(Range(1, 5));
+  auto res = r.applier->Apply(Writes(1, 5));
   ASSERT_TRUE(res.ok());
   ASSERT_EQ(res->size(), 1u);
   EXPECT_EQ((*res)[0].seq, 5u);
   EXPECT_EQ(r.disk->applied, Seqs(1, 5));  // each exactly once
-  EXPECT_EQ(r.applier->state().digest, Expected(Range(1, 5)));
+  EXPECT_EQ(r.applier->state().digest, Expected(Writes(1, 5)));
 }
 
 TEST(ApplierTest, DuplicatesAreSkippedAndAGapIsRefused) {
   Replica r;
   r.Start();
-  ASSERT_TRUE(r.applier->Apply(Range(1, 3)).ok());
-  auto dup = r.applier->Apply(Range(2, 3));
+  ASSERT_TRUE(r.applier->Apply(Writes(1, 3)).ok());
+  auto dup = r.applier->Apply(Writes(2, 3));
   ASSERT_TRUE(dup.ok());
   EXPECT_TRUE(dup->empty());
   const size_t calls = r.fake->calls().size();
-  auto gap = r.applier->Apply(Range(5, 6));
+  auto gap = r.applier->Apply(Writes(5, 6));
   EXPECT_EQ(gap.status().code(), Code::kFailedPrecondition);
   EXPECT_EQ(gap.status().message(),
             "replica: entry seq 5 does not follow 3; send the entries from seq 4 in order");
@@ -146,21 +146,21 @@ TEST(ApplierTest, DuplicatesAreSkippedAndAGapIsRefused) {
 TEST(ApplierTest, ExecutorErrorMidBatchAbandonsTheWholeBatch) {
   Replica r;
   r.Start();
-  ASSERT_TRUE(r.applier->Apply(Range(1, 2)).ok());
+  ASSERT_TRUE(r.applier->Apply(Writes(1, 2)).ok());
   const ReplicaState before = r.applier->state();
   r.fake->FailExecuteAt(5);
-  auto res = r.applier->Apply(Range(3, 8));
+  auto res = r.applier->Apply(Writes(3, 8));
   EXPECT_EQ(res.status().code(), Code::kIo);
   EXPECT_EQ(r.fake->calls().back(), "rollback");
   EXPECT_EQ(r.applier->state().applied_seq, before.applied_seq);
   EXPECT_EQ(r.applier->state().digest, before.digest);
   EXPECT_EQ(r.disk->applied, Seqs(1, 2));
   EXPECT_FALSE(r.fake->in_transaction());
-  ASSERT_TRUE(r.applier->Apply(Range(3, 8)).ok());
+  ASSERT_TRUE(r.applier->Apply(Writes(3, 8)).ok());
   EXPECT_EQ(r.disk->applied, Seqs(1, 8));
 
   r.fake->FailBegin();
-  EXPECT_EQ(r.applier->Apply(Range(9, 9)).status().code(), Code::kIo);
+  EXPECT_EQ(r.applier->Apply(Writes(9, 9)).status().code(), Code::kIo);
   EXPECT_EQ(r.applier->state().applied_seq, 8u);
 
   auto disk = std::make_shared<FakeDisk>();
@@ -174,7 +174,7 @@ TEST(ApplierTest, ExecutorErrorMidBatchAbandonsTheWholeBatch) {
 // applied exactly once and the same digest as a replica that got everything in one batch.
 TEST(ApplierTest, RandomDeliveryAndFaultsConvergeToTheSameState) {
   const uint64_t n = 200;
-  std::vector<Entry> all = Range(1, n);
+  std::vector<Entry> all = Writes(1, n);
   for (uint64_t s = 7; s <= n; s += 13) all[s - 1] = W(s, "FAIL sometimes");
   Replica ref;
   ref.Start();
@@ -226,26 +226,26 @@ TEST(ApplierTest, RandomDeliveryAndFaultsConvergeToTheSameState) {
 TEST(ApplierTest, AMessageFromAnOlderEpochIsRefusedAndTheFenceSurvivesARestart) {
   Replica r;
   r.Start();
-  ASSERT_TRUE(r.applier->Apply(Range(1, 2), 5).ok());
+  ASSERT_TRUE(r.applier->Apply(Writes(1, 2), 5).ok());
   EXPECT_EQ(r.applier->state().fence_epoch, 5u);
   EXPECT_TRUE(r.applier->Admits(5));
   EXPECT_FALSE(r.applier->Admits(4));
-  auto old = r.applier->Apply(Range(3, 3), 4);
+  auto old = r.applier->Apply(Writes(3, 3), 4);
   ASSERT_FALSE(old.ok());
   EXPECT_EQ(old.status().code(), Code::kFailedPrecondition);
   EXPECT_NE(old.status().message().find("older than epoch 5"), std::string::npos)
       << old.status().message();
   EXPECT_EQ(r.applier->state().applied_seq, 2u) << "nothing of it applied";
   // A newer director replays seq 3 under its own epoch; the fence moves with the entry.
-  ASSERT_TRUE(r.applier->Apply(Range(3, 3), 9).ok());
+  ASSERT_TRUE(r.applier->Apply(Writes(3, 3), 9).ok());
   EXPECT_EQ(r.applier->state().fence_epoch, 9u);
   // Duplicates alone still move the fence (durably, in a transaction of their own).
-  ASSERT_TRUE(r.applier->Apply(Range(2, 3), 11).ok());
+  ASSERT_TRUE(r.applier->Apply(Writes(2, 3), 11).ok());
   EXPECT_EQ(r.applier->state().fence_epoch, 11u);
   r.Start();
   EXPECT_EQ(r.applier->state().fence_epoch, 11u);
   EXPECT_EQ(r.applier->state().applied_seq, 3u);
-  EXPECT_FALSE(r.applier->Apply(Range(4, 4), 9).ok()) << "refused after the restart too";
+  EXPECT_FALSE(r.applier->Apply(Writes(4, 4), 9).ok()) << "refused after the restart too";
   ASSERT_TRUE(r.applier->RaiseFence(7).ok());
   EXPECT_EQ(r.applier->state().fence_epoch, 11u) << "RaiseFence never lowers it";
   ASSERT_TRUE(r.applier->RaiseFence(12).ok());

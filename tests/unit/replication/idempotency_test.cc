@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "replica_fixtures.h"
 #include "replication/applier.h"
 #include "replication/log.h"
 #include "replication/replica_store.h"
@@ -17,16 +18,7 @@ namespace {
 
 using test_support::TempDir;
 
-std::unique_ptr<Applier> OpenReplica(const std::string& path) {
-  ReplicaOptions o;
-  o.synchronous = "OFF";
-  auto ex = OpenSqliteExecutor(path, o);
-  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
-  if (!ex.ok()) return nullptr;
-  auto a = Applier::Create(std::move(*ex));
-  EXPECT_TRUE(a.ok()) << a.status().ToString();
-  return a.ok() ? std::move(*a) : nullptr;
-}
+using testing_util::OpenReplica;
 
 Entry Keyed(uint64_t seq, std::string sql, std::string key, uint64_t window = 1000) {
   Entry e;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/random.h"
+#include "replica_fixtures.h"
 #include "replication/applier.h"
 #include "replication/digest.h"
 #include "replication/replica_vfs.h"
@@ -25,16 +26,7 @@ using test_support::TempDir;
 
 constexpr int64_t kTs = 1'600'000'000'000'000;  // 2020-09-13 12:26:40 UTC
 
-std::unique_ptr<Applier> OpenReplica(const std::string& path, const std::string& sync = "OFF") {
-  ReplicaOptions o;
-  o.synchronous = sync;
-  auto ex = OpenSqliteExecutor(path, o);
-  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
-  if (!ex.ok()) return nullptr;
-  auto a = Applier::Create(std::move(*ex));
-  EXPECT_TRUE(a.ok()) << a.status().ToString();
-  return a.ok() ? std::move(*a) : nullptr;
-}
+using testing_util::OpenReplica;
 
 Entry Write(uint64_t seq, std::vector<Statement> statements, int64_t ts = 0) {
   Entry e;

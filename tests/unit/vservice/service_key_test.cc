@@ -5,14 +5,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "vservice_test_util.h"
+
 namespace vsc::vservice {
 namespace {
 
-ServiceKey Key(std::string_view proto, std::string_view vip_port) {
-  auto k = ParseServiceKey(proto, vip_port);
-  EXPECT_TRUE(k.ok()) << k.status().ToString();
-  return k.ok() ? *k : ServiceKey{};
-}
+using testing::Key;
 
 TEST(Proto, ParsesAnyCaseAndPrintsLower) {
   EXPECT_EQ(*ParseProto("tcp"), Proto::kTcp);
