@@ -116,6 +116,15 @@ class NetnsVrrpTest : public ::testing::Test {
     for (int i = 0; i < kServers; ++i) ASSERT_NO_FATAL_FAILURE(StartServer(i));
     ASSERT_TRUE(WaitUntil([&] { return ActiveServers(0) == kServers; }, 20s))
         << "the real servers did not register with A through the VIP";
+    // A sequences once its promotion wait (1 s after it took the lease) is over and the real
+    // servers told it where they stand; until then writes are refused as "promoting".
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          const RoleAnswer r = Role(0);
+          return r.exit_code == 0 && !Contains(r.line, "promoting");
+        },
+        10s))
+        << "A did not finish its promotion: " << Role(0).line;
     Status entered = topo_->RunIn("client", [&] { client_fd_ = ::socket(AF_INET, SOCK_DGRAM, 0); });
     ASSERT_TRUE(entered.ok() && client_fd_ >= 0) << entered.ToString();
   }
