@@ -152,13 +152,15 @@ WriteClient::WriteClient(WriteClient&&) noexcept = default;
 WriteClient& WriteClient::operator=(WriteClient&&) noexcept = default;
 WriteClient::~WriteClient() = default;
 
-Result<uint64_t> WriteClient::Send(std::vector<proto::SqlStatement> statements) {
+Result<uint64_t> WriteClient::Send(std::vector<proto::SqlStatement> statements,
+                                   std::string idempotency_key) {
   if (statements.empty()) return InvalidArgument("a write needs at least one statement");
   proto::Message m;
   proto::WriteRequest* req = m.mutable_write_request();
   const uint64_t id = next_request_id_++;
   req->set_request_id(id);
   for (auto& s : statements) *req->add_statements() = std::move(s);
+  req->set_idempotency_key(std::move(idempotency_key));
   VSC_RETURN_IF_ERROR(SendMessage(m));
   ++outstanding_;
   return id;
@@ -305,8 +307,9 @@ Status WriteClient::ReceiveAvailable(std::vector<proto::WriteResponse>& out) {
   }
 }
 
-Result<proto::WriteResponse> WriteClient::Execute(std::vector<proto::SqlStatement> statements) {
-  VSC_ASSIGN_OR_RETURN(uint64_t id, Send(std::move(statements)));
+Result<proto::WriteResponse> WriteClient::Execute(std::vector<proto::SqlStatement> statements,
+                                                  std::string idempotency_key) {
+  VSC_ASSIGN_OR_RETURN(uint64_t id, Send(std::move(statements), std::move(idempotency_key)));
   for (;;) {
     VSC_ASSIGN_OR_RETURN(proto::WriteResponse r, Receive());
     if (r.request_id() == id) return r;

@@ -78,10 +78,15 @@ class WriteClient {
   WriteClient& operator=(WriteClient&&) noexcept;
   ~WriteClient();
 
-  // Sends one request and waits for its answer.
-  Result<proto::WriteResponse> Execute(std::vector<proto::SqlStatement> statements);
+  // Sends one request and waits for its answer. A non-empty `idempotency_key` makes a retry
+  // safe: sent again with the same key after an answer was lost (a failover, a broken
+  // connection), the write is applied at most once and the retry's answer is the original's
+  // (WriteResponse.duplicate). At most 128 bytes of printable ASCII; not with DDL.
+  Result<proto::WriteResponse> Execute(std::vector<proto::SqlStatement> statements,
+                                       std::string idempotency_key = "");
   // Queues and sends one request; returns its request_id.
-  Result<uint64_t> Send(std::vector<proto::SqlStatement> statements);
+  Result<uint64_t> Send(std::vector<proto::SqlStatement> statements,
+                        std::string idempotency_key = "");
   // The next answer, waiting up to the client's timeout.
   Result<proto::WriteResponse> Receive();
   // Runs one SELECT through the director's read relay on this connection, on a replica that

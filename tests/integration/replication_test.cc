@@ -210,9 +210,9 @@ class ReplicationTest : public ::testing::Test {
   }
 
   std::optional<std::string> ReadNode(client::ReadClient& reader, uint64_t id, uint64_t min_seq) {
-    auto r = reader.Query(Stmt("SELECT node FROM resources WHERE id=?1",
-                               {client::SqlInt(static_cast<int64_t>(id))}),
-                          min_seq);
+    auto r = reader.Query(
+        Stmt("SELECT node FROM resources WHERE id=?1", {client::SqlInt(static_cast<int64_t>(id))}),
+        min_seq);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return std::nullopt;
     EXPECT_TRUE(r->ok()) << r->error();
@@ -234,9 +234,10 @@ TEST_F(ReplicationTest, WritesAreAcknowledgedWithTheirSeqAndReadYourWritesHolds)
   client::ReadClient reader = Reader();
   const uint64_t head0 = Head();
 
-  auto ins = w.Execute({Stmt("INSERT INTO resources(id, node, size, updated_at) VALUES(?1, ?2, ?3, ?4)",
-                             {client::SqlInt(900001), client::SqlText("node-new"),
-                              client::SqlInt(7), client::SqlInt(1)})});
+  auto ins =
+      w.Execute({Stmt("INSERT INTO resources(id, node, size, updated_at) VALUES(?1, ?2, ?3, ?4)",
+                      {client::SqlInt(900001), client::SqlText("node-new"), client::SqlInt(7),
+                       client::SqlInt(1)})});
   ASSERT_TRUE(ins.ok()) << ins.status().ToString();
   ASSERT_TRUE(ins->ok()) << ins->error();
   EXPECT_EQ(ins->rows_changed(), 1);
@@ -262,11 +263,12 @@ TEST_F(ReplicationTest, WritesAreAcknowledgedWithTheirSeqAndReadYourWritesHolds)
   EXPECT_EQ(none->rows_changed(), 0);
 
   // A batch is one unit: one seq, rows summed, every effect visible together.
-  auto batch = w.Execute(
-      {Stmt("INSERT INTO resources(id, node) VALUES(?1, ?2)",
-            {client::SqlInt(900002), client::SqlText("batched")}),
-       Stmt("UPDATE resources SET node='b7' WHERE id=7"), Stmt("DELETE FROM resources WHERE id=8")});
-  ASSERT_TRUE(batch.ok() && batch->ok()) << (batch.ok() ? batch->error() : batch.status().ToString());
+  auto batch = w.Execute({Stmt("INSERT INTO resources(id, node) VALUES(?1, ?2)",
+                               {client::SqlInt(900002), client::SqlText("batched")}),
+                          Stmt("UPDATE resources SET node='b7' WHERE id=7"),
+                          Stmt("DELETE FROM resources WHERE id=8")});
+  ASSERT_TRUE(batch.ok() && batch->ok())
+      << (batch.ok() ? batch->error() : batch.status().ToString());
   EXPECT_EQ(batch->rows_changed(), 3);
   EXPECT_EQ(batch->seq(), none->seq() + 1);
   EXPECT_EQ(ReadNode(reader, 900002, batch->seq()), "batched");
@@ -281,13 +283,31 @@ TEST_F(ReplicationTest, WritesAreAcknowledgedWithTheirSeqAndReadYourWritesHolds)
   EXPECT_FALSE(failed->error().empty());
   EXPECT_NE(ReadNode(reader, 9, batch->seq()), "half");
 
+  // A retry with the same idempotency key (its answer lost, say) applies nothing: the answer is
+  // the original's, seq and all. Another key is another write.
+  const auto append = [] {
+    return std::vector{Stmt("UPDATE resources SET node = node || '+' WHERE id = 10")};
+  };
+  auto keyed = w.Execute(append(), "retry-10");
+  ASSERT_TRUE(keyed.ok() && keyed->ok()) << (keyed.ok() ? keyed->error() : "");
+  EXPECT_FALSE(keyed->duplicate());
+  const std::optional<std::string> once = ReadNode(reader, 10, keyed->seq());
+  auto retry = w.Execute(append(), "retry-10");
+  ASSERT_TRUE(retry.ok() && retry->ok()) << (retry.ok() ? retry->error() : "");
+  EXPECT_TRUE(retry->duplicate());
+  EXPECT_EQ(retry->seq(), keyed->seq());
+  auto other = w.Execute(append(), "retry-10b");
+  ASSERT_TRUE(other.ok() && other->ok());
+  EXPECT_FALSE(other->duplicate());
+  EXPECT_EQ(ReadNode(reader, 10, other->seq()), once.value_or("?") + "+");
+
   // Read-your-writes over many random writes: each one read back at once, through whichever
   // replica the director picks, never shows an older value.
   const uint64_t seed = TestSeed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (VSC_TEST_SEED)");
   Random rng(seed);
   std::set<std::string> answered_by;
-  uint64_t last_seq = batch->seq();
+  uint64_t last_seq = other->seq();
   for (int i = 0; i < 200; ++i) {
     const uint64_t id = 1 + rng.Uniform(kRecords);
     const std::string node = "ryw-" + std::to_string(i);
@@ -296,9 +316,9 @@ TEST_F(ReplicationTest, WritesAreAcknowledgedWithTheirSeqAndReadYourWritesHolds)
     ASSERT_TRUE(r.ok() && r->ok());
     EXPECT_GT(r->seq(), last_seq);
     last_seq = r->seq();
-    auto q = reader.Query(Stmt("SELECT node FROM resources WHERE id=?1",
-                               {client::SqlInt(static_cast<int64_t>(id))}),
-                          r->seq());
+    auto q = reader.Query(
+        Stmt("SELECT node FROM resources WHERE id=?1", {client::SqlInt(static_cast<int64_t>(id))}),
+        r->seq());
     ASSERT_TRUE(q.ok()) << q.status().ToString();
     ASSERT_TRUE(q->ok()) << q->error();
     if (r->rows_changed() == 1) {
@@ -324,7 +344,7 @@ struct WriteHistory {
   };
   std::map<uint64_t, std::vector<Write>> by_id;
   uint64_t acked = 0, uncertain = 0, refused = 0;
-  std::vector<std::string> invalid;  // refusals as invalid (must stay empty)
+  std::vector<std::string> invalid;          // refusals as invalid (must stay empty)
   std::map<std::string, uint64_t> refusals;  // by the error text
 };
 
@@ -359,9 +379,8 @@ TEST_F(ReplicationTest, AcknowledgedWritesSurviveKillingAServerAndTheDirector) {
           if (!c.ok()) {
             // The director is down: wait for the test to restart it.
             std::unique_lock lock(mu);
-            director_back.wait_for(lock, 200ms, [&] {
-              return stop.load() || director_generation != seen_generation;
-            });
+            director_back.wait_for(
+                lock, 200ms, [&] { return stop.load() || director_generation != seen_generation; });
             seen_generation = director_generation;
             continue;
           }
@@ -437,8 +456,8 @@ TEST_F(ReplicationTest, AcknowledgedWritesSurviveKillingAServerAndTheDirector) {
     EXPECT_TRUE(acked_plus(100 + plan.Uniform(800)));
     ASSERT_TRUE(cluster_->SignalServer(victim, SIGKILL).ok());
     const bool progressed_without = acked_plus(100 + plan.Uniform(500));
-    EXPECT_TRUE(progressed_without) << "writes must go on while " << cluster_->server_id(victim)
-                                    << " is dead";
+    EXPECT_TRUE(progressed_without)
+        << "writes must go on while " << cluster_->server_id(victim) << " is dead";
     ASSERT_TRUE(WaitUntil([&] { return !cluster_->server_running(victim); }, 10s));
     auto restarted = cluster_->RestartServer(victim);
     ASSERT_TRUE(restarted.ok()) << restarted.ToString();
@@ -470,8 +489,8 @@ TEST_F(ReplicationTest, AcknowledgedWritesSurviveKillingAServerAndTheDirector) {
     acked += h.acked;
     uncertain += h.uncertain;
     refused += h.refused;
-    EXPECT_TRUE(h.invalid.empty()) << h.invalid.size() << " valid writes refused, e.g. "
-                                   << h.invalid.front();
+    EXPECT_TRUE(h.invalid.empty())
+        << h.invalid.size() << " valid writes refused, e.g. " << h.invalid.front();
   }
   std::map<std::string, uint64_t> refusals;
   for (const auto& h : histories) {
@@ -622,7 +641,8 @@ TEST_F(ReplicationTest, BadInputIsRefusedClearlyAndAppliesNothing) {
   std::vector<Case> cases = {
       {"syntax error", {Stmt("UPDATE resources SET node = WHERE id=1")}},
       {"two statements",
-       {Stmt("UPDATE resources SET node='x' WHERE id=1; UPDATE resources SET node='y' WHERE id=2")}},
+       {Stmt(
+           "UPDATE resources SET node='x' WHERE id=1; UPDATE resources SET node='y' WHERE id=2")}},
       {"select on the write port", {Stmt("SELECT node FROM resources WHERE id=1")}},
       {"unknown table", {Stmt("DELETE FROM no_such_table")}},
       {"unknown column", {Stmt("UPDATE resources SET colour='red' WHERE id=1")}},
@@ -682,7 +702,8 @@ TEST_F(ReplicationTest, BadInputIsRefusedClearlyAndAppliesNothing) {
     for (uint64_t id : {1, 2, 3}) {
       auto n = NodeInFile(f.db, id);
       ASSERT_TRUE(n.ok());
-      EXPECT_EQ(*n, std::optional<std::string>(SharedOracle().Expect(id).node)) << cluster_->server_id(i) << " id " << id;
+      EXPECT_EQ(*n, std::optional<std::string>(SharedOracle().Expect(id).node))
+          << cluster_->server_id(i) << " id " << id;
     }
   }
 }
