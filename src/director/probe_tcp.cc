@@ -10,7 +10,6 @@
 namespace vsc::director {
 
 using net::kTuple;
-namespace {}  // namespace
 
 ProbeDeadline::ProbeDeadline(const asio::any_io_executor& ex, Duration timeout,
                              std::function<void()> action)

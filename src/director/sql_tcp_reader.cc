@@ -7,7 +7,6 @@
 namespace vsc::director {
 
 using net::kTuple;
-namespace {}  // namespace
 
 SqlTcpReader::SqlTcpReader(asio::io_context& io, const proto::ClusterKey& key, const Clock& clock)
     : io_(io), codec_(key), counter_(clock.WallMicros()) {}

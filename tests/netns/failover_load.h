@@ -58,6 +58,11 @@ class FailoverLoad {
   const Writer& writer(int w) const { return writers_[w]; }
   uint64_t lookups_answered() const { return answered_; }
   uint64_t lookups_unanswered() const { return unanswered_; }
+  // The answers that did not match the database (each with its source); empty in a good run.
+  std::vector<std::string> wrong_answers() const {
+    std::lock_guard lock(wrong_mu_);
+    return wrong_;
+  }
   // The longest time between two answered lookups.
   Duration longest_lookup_gap() const { return longest_gap_; }
   std::set<std::string> AckedKeys() const {
@@ -75,8 +80,13 @@ class FailoverLoad {
     for (uint64_t id = 1; !stop_; ++id) {
       const Answer a =
           LookupVia(fd, vip_, lookup_port_, id, random, std::chrono::milliseconds(100));
-      if (!a.answered || !a.problem.empty()) {
+      if (!a.answered) {
         ++unanswered_;
+        continue;
+      }
+      if (!a.problem.empty()) {  // answered, but not what the database holds: never allowed
+        std::lock_guard lock(wrong_mu_);
+        wrong_.push_back(a.problem + " (from " + a.from + ")");
         continue;
       }
       ++answered_;
@@ -129,6 +139,8 @@ class FailoverLoad {
   std::vector<std::thread> threads_;
   Writer writers_[kFailoverWriters];
   std::atomic<uint64_t> answered_{0}, unanswered_{0};
+  mutable std::mutex wrong_mu_;
+  std::vector<std::string> wrong_;
   Duration longest_gap_{0};
 };
 

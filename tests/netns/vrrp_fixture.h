@@ -356,6 +356,8 @@ class NetnsVrrpTest : public ::testing::Test {
                 static_cast<unsigned long long>(load.lookups_unanswered()),
                 ToMillis(load.longest_lookup_gap()));
     EXPECT_LT(load.longest_lookup_gap(), kLookupBound);
+    const std::vector<std::string> wrong = load.wrong_answers();
+    EXPECT_TRUE(wrong.empty()) << wrong.size() << " wrong answers, the first: " << wrong.front();
     for (int i = 0; i < kServers; ++i) {
       const std::string db = dir_ + "/" + ServerHost(i) + ".db";
       ASSERT_TRUE(WaitUntil(

@@ -14,6 +14,7 @@
 #include "fake_service_editor.h"
 #include "net/http_client.h"
 #include "support/temp_dir.h"
+#include "support/test_key.h"
 #include "support/wait_until.h"
 #include "vservice/ipvsadm_rules.h"
 
@@ -23,7 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 using test_support::WaitUntil;
 
-proto::ClusterKey TestKey() { return proto::ClusterKey::FromHex(std::string(64, 'b')).value(); }
+using test_support::TestKey;
 
 DirectorConfig Config(const test_support::TempDir& dir) {
   DirectorConfig c;
@@ -84,8 +85,9 @@ class AdminServeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     vservice::VirtualServiceTable table;  // the built-in lookup entries (listen:lookup_port)
-    ASSERT_TRUE(vservice::RestoreRules(table, "-A -u 127.0.0.1:7000 -s wlc\n"
-                                              "-A -t 127.0.0.1:7000 -s wlc\n")
+    ASSERT_TRUE(vservice::RestoreRules(table,
+                                       "-A -u 127.0.0.1:7000 -s wlc\n"
+                                       "-A -t 127.0.0.1:7000 -s wlc\n")
                     .ok());
     ASSERT_TRUE(services_.Commit(table).ok());
     api_.SetServices(&services_);

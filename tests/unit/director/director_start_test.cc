@@ -15,17 +15,14 @@
 #include "replication/log.h"
 #include "support/dir_listing.h"
 #include "support/temp_dir.h"
+#include "support/test_key.h"
 
 namespace vsc::director {
 namespace {
 
 namespace fs = std::filesystem;
 
-proto::ClusterKey TestKey() {
-  std::array<uint8_t, proto::ClusterKey::kBytes> b;
-  b.fill(3);
-  return proto::ClusterKey::FromBytes(b);
-}
+using test_support::TestKey;
 
 void MakeSchemaDb(const std::string& path) {
   sqlite3* db = nullptr;

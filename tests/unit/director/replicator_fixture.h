@@ -23,6 +23,7 @@
 #include "proto/auth.h"
 #include "replication/replica_store.h"
 #include "support/temp_dir.h"
+#include "support/test_key.h"
 #include "testing/fake_replica.h"
 #include "unit/net/net_test_util.h"
 
@@ -32,12 +33,8 @@ using vsc::testing::FakeLink;
 using vsc::testing::FakeReplica;
 
 // The cluster key of these tests, and another one (a writer or client with the wrong key).
-inline proto::ClusterKey TestKey() {
-  return proto::ClusterKey::FromHex(std::string(64, 'a')).value();
-}
-inline proto::ClusterKey OtherKey() {
-  return proto::ClusterKey::FromHex(std::string(64, 'c')).value();
-}
+using test_support::TestKey;
+inline proto::ClusterKey OtherKey() { return TestKey(0xcc); }
 
 class ReplicatorFixture : public ::testing::Test {
  protected:
