@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -18,6 +17,7 @@
 #include "replication/replica_vfs.h"
 #include "store/database.h"
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace vsc::replication {
 namespace {
@@ -493,18 +493,22 @@ TEST(SnapshotTest, CopyAtEachTenthSeqMatchesTheLiveDatabase) {
 }
 
 // The writer applies on its own thread while this thread copies: every copy must hold exactly
-// the state of one applied seq (its row count and the digest the writer had at that seq).
+// the state of one applied seq (its row count and the digest the writer had at that seq). Each
+// copy waits for the writer to have moved past the previous copy's seq, and the writer keeps
+// going until the copies are done, so the copies overlap the writer however the threads run.
 TEST(SnapshotTest, CopyIsConsistentWhileTheWriterKeepsGoing) {
   TempDir dir;
   const std::string path = dir.File("live.db");
   auto w = OpenReplica(path, "NORMAL");
   ASSERT_TRUE(w->Apply(std::vector<Entry>{Write(1, {{"CREATE TABLE t(x)", {}}})}).ok());
-  constexpr uint64_t kLast = 400;
-  std::vector<Digest> digest_at(kLast + 1);  // written by the writer, read after join
+  constexpr uint64_t kMax = 100000;
+  constexpr int kCopies = 5;
+  std::vector<Digest> digest_at(kMax + 1);  // written by the writer, read after join
   digest_at[1] = w->state().digest;
   std::atomic<uint64_t> applied{1};
+  std::atomic<bool> stop{false};
   std::thread writer([&] {
-    for (uint64_t seq = 2; seq <= kLast; ++seq) {
+    for (uint64_t seq = 2; seq <= kMax && !stop.load(); ++seq) {
       auto r = w->Apply(std::vector<Entry>{
           Write(seq, {{"INSERT INTO t VALUES(?1)", {Value::Int(static_cast<int64_t>(seq))}}})});
       if (!r.ok()) return;
@@ -513,22 +517,29 @@ TEST(SnapshotTest, CopyIsConsistentWhileTheWriterKeepsGoing) {
     }
   });
   std::vector<std::pair<std::string, ReplicaState>> copies;
-  std::set<uint64_t> seqs_seen;
-  for (int i = 0; applied.load() < kLast || i < 2; ++i) {
+  uint64_t previous = 0;
+  for (int i = 0; i < kCopies; ++i) {
+    const bool moved =
+        test_support::WaitUntil([&] { return applied.load() > previous; }, std::chrono::seconds(10),
+                                std::chrono::milliseconds(0));
+    if (!moved) break;
     const std::string out = dir.File("snap" + std::to_string(i) + ".db");
     auto st = Snapshot(path, out);
     ASSERT_TRUE(st.ok()) << st.status().ToString();
-    seqs_seen.insert(st->applied_seq);
+    previous = st->applied_seq;
     copies.emplace_back(out, *st);
   }
+  stop.store(true);
   writer.join();
-  ASSERT_EQ(applied.load(), kLast) << "the writer failed";
-  // Copies taken while the writer ran: more than the final state alone.
-  EXPECT_GT(seqs_seen.size(), 1u) << "no copy overlapped the writer";
+  ASSERT_EQ(copies.size(), static_cast<size_t>(kCopies))
+      << "the writer stopped at seq " << applied.load();
+  for (size_t i = 1; i < copies.size(); ++i) {
+    EXPECT_GT(copies[i].second.applied_seq, copies[i - 1].second.applied_seq);
+  }
   for (const auto& [out, st] : copies) {
     SCOPED_TRACE(out + " at seq " + std::to_string(st.applied_seq));
     ASSERT_GE(st.applied_seq, 1u);
-    ASSERT_LE(st.applied_seq, kLast);
+    ASSERT_LE(st.applied_seq, applied.load());
     EXPECT_EQ(st.digest, digest_at[st.applied_seq]);
     EXPECT_EQ(Rows(out, "SELECT count(*) FROM t")[0][0],
               Value::Int(static_cast<int64_t>(st.applied_seq - 1)));
