@@ -16,6 +16,7 @@
 #include "cli/sql_session.h"
 #include "client/sql_params.h"
 #include "client/sql_text.h"
+#include "replication/idempotency.h"
 
 namespace vsc::cli {
 namespace {
@@ -34,6 +35,7 @@ struct SqlFlags {
   uint16_t write_port = 0;  // 0: the one in --director, else 7300
   uint16_t http_port = 4001;
   double timeout_ms = 5000;
+  std::string idempotency_key;
 };
 
 std::vector<std::string> SplitStatements(const std::string& text) {
@@ -153,6 +155,20 @@ int RunSql(const SqlFlags& f) {
     std::fprintf(stderr, "vsc sql: --param needs the statement in -e \"...\"\n");
     return 2;
   }
+  if (!f.idempotency_key.empty()) {
+    if (Status valid = replication::ValidateIdempotencyKey(f.idempotency_key); !valid.ok()) {
+      std::fprintf(stderr, "vsc sql: --idempotency-key: %s\n", valid.message().c_str());
+      return 2;
+    }
+    const size_t requests = SqlSession::WriteRequests(SplitStatements(f.execute));
+    if (requests != 1) {
+      std::fprintf(stderr,
+                   "vsc sql: --idempotency-key names one write request, and -e makes %zu; give "
+                   "it one write statement or one BEGIN ... COMMIT; nothing was sent\n",
+                   requests);
+      return 2;
+    }
+  }
   auto key = ResolveClusterKey(f.key_file, f.insecure);
   if (!key.ok()) {
     std::fprintf(stderr, "vsc sql: %s\n", key.status().ToString().c_str());
@@ -163,6 +179,7 @@ int RunSql(const SqlFlags& f) {
   o.http_port = f.http_port;
   o.timeout = std::chrono::milliseconds(static_cast<int64_t>(f.timeout_ms));
   o.min_seq = f.min_seq;
+  o.idempotency_key = f.idempotency_key;
   o.format = *format;
   o.interactive = f.execute.empty() && ::isatty(STDIN_FILENO) != 0;
   SqlSession session(o, *key);
@@ -204,6 +221,11 @@ void AddSqlCommand(CLI::App& app) {
   cmd->add_option("--min-seq", f->min_seq,
                   "read only from replicas that applied this seq (read-your-writes)")
       ->type_name("SEQ");
+  cmd->add_option("--idempotency-key", f->idempotency_key,
+                  "with -e: send its one write request under this key; running the same command "
+                  "again (after a timeout or a failover) applies nothing and prints the first "
+                  "run's seq")
+      ->type_name("KEY");
   AddMillisOption(cmd, "--timeout-ms", &f->timeout_ms,
                   "how long to wait for a write's answer, or for each page of a read");
   cmd->callback([f] { ExitCode() = RunSql(*f); });

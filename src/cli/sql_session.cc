@@ -85,6 +85,26 @@ bool SqlSession::Run(const std::string& sql, std::vector<proto::SqlValue> params
   return Write(std::move(one));
 }
 
+size_t SqlSession::WriteRequests(const std::vector<std::string>& statements) {
+  size_t requests = 0;
+  std::optional<size_t> batch;  // statements since BEGIN
+  for (const auto& sql : statements) {
+    if (IsWord(sql, {"BEGIN"})) {
+      batch = 0;
+    } else if (IsWord(sql, {"COMMIT", "END"})) {
+      requests += batch.value_or(0) > 0 ? 1 : 0;
+      batch.reset();
+    } else if (IsWord(sql, {"ROLLBACK"})) {
+      batch.reset();
+    } else if (batch) {
+      ++*batch;
+    } else if (!client::IsReadStatement(sql)) {
+      ++requests;
+    }
+  }
+  return requests;
+}
+
 bool SqlSession::RunCommand(const client::ShellCommand& command) {
   const bool raw = options_.format == client::OutputFormat::kTable;
   const bool schema = command.kind == client::ShellCommand::Kind::kSchema;
@@ -154,7 +174,7 @@ bool SqlSession::Read(const proto::SqlStatement& statement, bool raw, const std:
 bool SqlSession::Write(std::vector<proto::SqlStatement> statements) {
   auto conn = Connection();
   if (!conn.ok()) return Fail(conn.status().message());
-  auto answer = (*conn)->Execute(std::move(statements));
+  auto answer = (*conn)->Execute(std::move(statements), options_.idempotency_key);
   if (!answer.ok()) {
     conn_.reset();  // the connection is in an unknown state; reconnect next time
     return Fail(answer.status().message());
@@ -164,6 +184,7 @@ bool SqlSession::Write(std::vector<proto::SqlStatement> statements) {
   client::WriteSummary w;
   w.rows_changed = answer->rows_changed();
   w.seq = answer->seq();
+  w.duplicate = answer->duplicate();
   if (answer->statements_size() > 0) {
     w.last_insert_id = answer->statements(answer->statements_size() - 1).last_insert_id();
   }

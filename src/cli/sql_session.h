@@ -31,6 +31,8 @@ struct SqlSessionOptions {
   uint64_t min_seq = 0;
   client::OutputFormat format = client::OutputFormat::kTable;
   bool interactive = false;  // a terminal: "-- from REPLICA at seq N" after each read table
+  // Sent with every write (the caller lets it name one write request: WriteRequests).
+  std::string idempotency_key;
 };
 
 class SqlSession {
@@ -42,6 +44,9 @@ class SqlSession {
   // Runs .tables or .schema (the other shell commands are the caller's).
   bool RunCommand(const client::ShellCommand& command);
   bool in_batch() const { return batch_.has_value(); }
+  // How many write requests these statements make when run in order: one per write outside
+  // BEGIN ... COMMIT, one per BEGIN ... COMMIT that holds a statement; reads make none.
+  static size_t WriteRequests(const std::vector<std::string>& statements);
 
   // The format's opening and closing text (a JSON document's brackets), once each.
   void Begin();

@@ -72,7 +72,7 @@ std::string JsonWriter::EndRows(uint64_t applied_seq) {
 std::string JsonWriter::Write(const WriteSummary& w) {
   return Separator() + "{\"last_insert_id\":" + std::to_string(w.last_insert_id) +
          ",\"rows_affected\":" + std::to_string(w.rows_changed) +
-         ",\"seq\":" + std::to_string(w.seq) + "}";
+         ",\"seq\":" + std::to_string(w.seq) + (w.duplicate ? ",\"duplicate\":true}" : "}");
 }
 
 std::string JsonWriter::Error(const std::string& message) {

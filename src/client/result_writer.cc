@@ -26,7 +26,7 @@ class TableResultWriter : public ResultWriter {
   }
   std::string Write(const WriteSummary& w) override {
     return "ok, " + std::to_string(w.rows_changed) + " rows changed, seq " + std::to_string(w.seq) +
-           "\n";
+           (w.duplicate ? " (a retry: this key's write was applied once, at that seq)" : "") + "\n";
   }
   std::string Error(const std::string&) override { return ""; }
 

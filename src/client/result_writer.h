@@ -36,6 +36,7 @@ struct WriteSummary {
   int64_t rows_changed = 0;
   int64_t last_insert_id = 0;
   uint64_t seq = 0;
+  bool duplicate = false;  // a retry of a keyed write: the original's outcome, applied once
 };
 
 class ResultWriter {

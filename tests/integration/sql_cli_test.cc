@@ -1,8 +1,8 @@
 // `vsc sql` as a user runs it (issue 8): the real binary against a cluster with replication
 // (director + 3 real servers): --param with a BLOB from a file, CSV and JSON that standard
 // parsers (python3's csv and json) read back, a result of many pages in bounded memory, the
-// shell fed by a pipe (.tables, .schema, quit), Ctrl-C on a terminal (a pty), and a director
-// with replication off saying so on every path.
+// shell fed by a pipe (.tables, .schema, quit), a retry under --idempotency-key applied once,
+// Ctrl-C on a terminal (a pty), and a director with replication off saying so on every path.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -212,6 +212,49 @@ TEST_F(SqlCliTest, ParamsBindABlobFromAFileAndCsvAndJsonReadBackExactly) {
   auto [fc, fo] = Sql({"-e", "INSERT INTO kv(b) VALUES(?)", "-p", "@" + Path("missing.bin")});
   EXPECT_EQ(fc, 2) << fo;
   EXPECT_NE(fo.find("cannot open the file"), std::string::npos) << fo;
+}
+
+// A retried command with --idempotency-key applies nothing and prints the first run's seq; a key
+// that cannot name one write request is refused before anything is sent.
+TEST_F(SqlCliTest, AnIdempotencyKeyMakesARetriedCommandApplyOnce) {
+  ASSERT_NO_FATAL_FAILURE(StartReplicated());
+  ASSERT_EQ(Sql({"-e", "CREATE TABLE n(x)"}).first, 0);
+  const std::vector<std::string> insert = {"--idempotency-key", "order-42", "-e",
+                                           "INSERT INTO n VALUES(1)"};
+  auto [c1, o1] = Sql(insert);
+  ASSERT_EQ(c1, 0) << o1;
+  const size_t at = o1.find("seq ");
+  ASSERT_NE(at, std::string::npos) << o1;
+  const uint64_t seq = std::stoull(o1.substr(at + 4));
+  EXPECT_EQ(o1.find("a retry"), std::string::npos) << o1;
+  auto [c2, o2] = Sql(insert);
+  ASSERT_EQ(c2, 0) << o2;
+  EXPECT_NE(o2.find("seq " + std::to_string(seq) + " (a retry"), std::string::npos) << o2;
+  std::vector<std::string> json_retry = {"--format", "json"};
+  json_retry.insert(json_retry.end(), insert.begin(), insert.end());
+  auto [c3, o3] = Sql(json_retry);
+  ASSERT_EQ(c3, 0) << o3;
+  json j = json::parse(o3, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << o3;
+  EXPECT_EQ(j["results"][0]["seq"], seq) << o3;
+  EXPECT_EQ(j["results"][0]["duplicate"], true) << o3;
+  // One batch under a key is one request; two requests, none, or a bad key are refused.
+  auto [c4, o4] = Sql({"--idempotency-key", "batch-1", "-e",
+                       "BEGIN; INSERT INTO n VALUES(2); INSERT INTO n VALUES(3); COMMIT"});
+  EXPECT_EQ(c4, 0) << o4;
+  for (const std::string& sql :
+       {std::string("INSERT INTO n VALUES(9); INSERT INTO n VALUES(9)"), std::string("SELECT 1")}) {
+    auto [c, o] = Sql({"--idempotency-key", "k", "-e", sql});
+    EXPECT_EQ(c, 2) << o;
+    EXPECT_NE(o.find("names one write request"), std::string::npos) << o;
+  }
+  auto [c5, o5] =
+      Sql({"--idempotency-key", std::string(129, 'k'), "-e", "INSERT INTO n VALUES(9)"});
+  EXPECT_EQ(c5, 2) << o5;
+  EXPECT_NE(o5.find("--idempotency-key: "), std::string::npos) << o5;
+  auto [c6, o6] = Sql({"--format", "csv", "-e", "SELECT x FROM n ORDER BY x"});
+  ASSERT_EQ(c6, 0) << o6;
+  EXPECT_EQ(o6, "x\r\n1\r\n2\r\n3\r\n");
 }
 
 TEST_F(SqlCliTest, AResultOfManyPagesStreamsInBoundedMemory) {
