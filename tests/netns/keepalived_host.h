@@ -81,6 +81,15 @@ class KeepalivedHost {
   }
   ~KeepalivedHost() { Stop(); }
 
+  // kill -9 of keepalived and its VRRP child, as when its host dies: no priority-0 advert, and
+  // the VIP stays on the host's interface.
+  void Kill() {
+    if (!process_) return;
+    ::kill(-process_->pid(), SIGKILL);
+    process_->Wait(std::chrono::seconds(5));
+    process_.reset();
+  }
+
   void Stop() {
     if (!process_) return;
     const pid_t group = process_->pid();

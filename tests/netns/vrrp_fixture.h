@@ -288,14 +288,16 @@ class NetnsVrrpTest : public ::testing::Test {
     std::string outcome;
     uint64_t seq = 0;
   };
+  // `timeout` bounds the connect and the wait for the answer.
   Written WriteThroughVip(
-      const std::string& sql = "UPDATE resources SET size = size + 1 WHERE id = 7") {
+      const std::string& sql = "UPDATE resources SET size = size + 1 WHERE id = 7",
+      Duration timeout = 3s) {
     std::string outcome = "not run";
     uint64_t seq = 0;
     Status entered = topo_->RunIn("client", [&] {
       auto key = proto::ClusterKey::FromFile(dir_ + "/cluster.key");
       if (!key.ok()) return void(outcome = key.status().ToString());
-      auto w = client::WriteClient::Connect(kVip, kWritePort, *key, 3s);
+      auto w = client::WriteClient::Connect(kVip, kWritePort, *key, timeout);
       if (!w.ok()) return void(outcome = w.status().ToString());
       auto r = w->Execute({client::MakeStatement(sql)});
       if (!r.ok()) return void(outcome = r.status().ToString());
