@@ -6,7 +6,7 @@ namespace vsc::director {
 
 EtcdServiceEditor::EtcdServiceEditor(ServiceEditor& inner, EtcdClient client, std::string key,
                                      std::set<vservice::ServiceKey> builtin, const Clock& clock)
-    : inner_(inner),
+    : ForwardingServiceEditor(inner),
       client_(std::move(client)),
       key_(std::move(key)),
       builtin_(std::move(builtin)),

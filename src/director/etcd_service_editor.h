@@ -30,7 +30,7 @@
 
 namespace vsc::director {
 
-class EtcdServiceEditor : public ServiceEditor {
+class EtcdServiceEditor : public ForwardingServiceEditor {
  public:
   EtcdServiceEditor(ServiceEditor& inner, EtcdClient client, std::string key,
                     std::set<vservice::ServiceKey> builtin, const Clock& clock);
@@ -38,15 +38,7 @@ class EtcdServiceEditor : public ServiceEditor {
   // The start-up table came from etcd at `revision` (or, when it did not load, was seen).
   void StartedFrom(int64_t revision, bool applied);
 
-  const vservice::VirtualServiceTable& table() const override { return inner_.table(); }
   Result<std::vector<vservice::Change>> Commit(vservice::VirtualServiceTable next) override;
-  std::vector<ServiceRuntime> Runtime() const override { return inner_.Runtime(); }
-  Status ZeroCounters(const std::optional<vservice::ServiceKey>& key) override {
-    return inner_.ZeroCounters(key);
-  }
-  net::FlowTimeoutValues Timeouts() const override { return inner_.Timeouts(); }
-  void SetTimeouts(const net::FlowTimeoutValues& values) override { inner_.SetTimeouts(values); }
-  asio::awaitable<FlowList> Flows() override { return inner_.Flows(); }
 
   void SetLease(const LeaseView& lease) { lease_ = lease; }
   void OnRead(const std::optional<etcd::KeyValue>& kv);
@@ -61,7 +53,6 @@ class EtcdServiceEditor : public ServiceEditor {
   void Seed();
   void Refuse(uint64_t& counter, const Status& why);
 
-  ServiceEditor& inner_;
   EtcdClient client_;
   std::string key_;
   std::set<vservice::ServiceKey> builtin_;

@@ -99,4 +99,23 @@ class ServiceEditor {
   virtual asio::awaitable<FlowList> Flows() = 0;
 };
 
+// An editor that wraps another and changes only how a table is committed (saving it, keeping it
+// in etcd): every other call goes to the inner editor, which outlives it.
+class ForwardingServiceEditor : public ServiceEditor {
+ public:
+  explicit ForwardingServiceEditor(ServiceEditor& inner) : inner_(inner) {}
+
+  const vservice::VirtualServiceTable& table() const override { return inner_.table(); }
+  std::vector<ServiceRuntime> Runtime() const override { return inner_.Runtime(); }
+  Status ZeroCounters(const std::optional<vservice::ServiceKey>& key) override {
+    return inner_.ZeroCounters(key);
+  }
+  net::FlowTimeoutValues Timeouts() const override { return inner_.Timeouts(); }
+  void SetTimeouts(const net::FlowTimeoutValues& values) override { inner_.SetTimeouts(values); }
+  asio::awaitable<FlowList> Flows() override { return inner_.Flows(); }
+
+ protected:
+  ServiceEditor& inner_;
+};
+
 }  // namespace vsc::director

@@ -43,27 +43,18 @@ Result<std::vector<vservice::Change>> ReloadServices(ServiceEditor& editor,
                                                      std::string_view config_text,
                                                      std::string_view config_origin);
 
-class SavingServiceEditor : public ServiceEditor {
+class SavingServiceEditor : public ForwardingServiceEditor {
  public:
   // `unsaved`: services the file leaves out (the director's built-in lookup entries, which its
   // [director] keys configure and every start declares again).
   SavingServiceEditor(ServiceEditor& inner, std::string path,
                       std::set<vservice::ServiceKey> unsaved = {})
-      : inner_(inner), path_(std::move(path)), unsaved_(std::move(unsaved)) {}
+      : ForwardingServiceEditor(inner), path_(std::move(path)), unsaved_(std::move(unsaved)) {}
 
-  const vservice::VirtualServiceTable& table() const override { return inner_.table(); }
   Result<std::vector<vservice::Change>> Commit(vservice::VirtualServiceTable next) override;
-  std::vector<ServiceRuntime> Runtime() const override { return inner_.Runtime(); }
-  Status ZeroCounters(const std::optional<vservice::ServiceKey>& key) override {
-    return inner_.ZeroCounters(key);
-  }
-  net::FlowTimeoutValues Timeouts() const override { return inner_.Timeouts(); }
-  void SetTimeouts(const net::FlowTimeoutValues& values) override { inner_.SetTimeouts(values); }
-  asio::awaitable<FlowList> Flows() override { return inner_.Flows(); }
   const std::string& path() const { return path_; }
 
  private:
-  ServiceEditor& inner_;
   std::string path_;
   std::set<vservice::ServiceKey> unsaved_;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace vsc::director {
 namespace {
 
@@ -18,21 +20,30 @@ Entry At(uint64_t seq) {
   return e;
 }
 
+EntryResult Outcome(uint64_t seq, int code, int64_t rows, const std::string& error = "") {
+  EntryResult r;
+  r.seq = seq;
+  r.code = code;
+  r.rows_changed = rows;
+  r.error = error;
+  return r;
+}
+
 TEST(DigestFollowerTest, StepIsTheChainAndIsSharedByReplicasThatAgree) {
   DigestFollower f;
   const Digest zero{};
   const Entry e = At(1);
-  const EntryResult ok{1, 0, 1, "", ""};
+  const EntryResult ok = Outcome(1, 0, 1);
   const Digest d1 = f.Step(zero, e, ok);
   EXPECT_EQ(d1, replication::NextDigest(zero, e, ok));
   EXPECT_EQ(f.Step(zero, e, ok), d1);
   EXPECT_EQ(f.memoized_seqs(), 1u);
   // Another outcome, or another previous digest, is another step.
-  const EntryResult failed{1, 19, 0, "constraint failed", ""};
+  const EntryResult failed = Outcome(1, 19, 0, "constraint failed");
   EXPECT_EQ(f.Step(zero, e, failed), replication::NextDigest(zero, e, failed));
   EXPECT_NE(f.Step(zero, e, failed), d1);
   EXPECT_EQ(f.Step(d1, e, ok), replication::NextDigest(d1, e, ok));
-  f.Step(d1, At(2), EntryResult{2, 0, 1, "", ""});
+  f.Step(d1, At(2), Outcome(2, 0, 1));
   f.ForgetSteps(1);
   EXPECT_EQ(f.memoized_seqs(), 1u);
 }
