@@ -96,12 +96,18 @@ Result<std::string> Bytes(const json& obj, const char* field) {
   return std::move(decoded).value();
 }
 
+Result<KeyValue> KvOf(const json& kv);
+
 Result<std::optional<KeyValue>> FirstKv(const json& range) {
   auto kvs = range.find("kvs");
   if (kvs == range.end() || !kvs->is_array() || kvs->empty()) {
     return std::optional<KeyValue>();
   }
-  const json& kv = kvs->front();
+  VSC_ASSIGN_OR_RETURN(KeyValue out, KvOf(kvs->front()));
+  return std::optional<KeyValue>(std::move(out));
+}
+
+Result<KeyValue> KvOf(const json& kv) {
   if (!kv.is_object()) return DataLoss("etcd answer: a kv is not an object");
   KeyValue out;
   VSC_ASSIGN_OR_RETURN(out.key, Bytes(kv, "key"));
@@ -109,7 +115,7 @@ Result<std::optional<KeyValue>> FirstKv(const json& range) {
   VSC_ASSIGN_OR_RETURN(out.create_revision, Int(kv, "create_revision"));
   VSC_ASSIGN_OR_RETURN(out.mod_revision, Int(kv, "mod_revision"));
   VSC_ASSIGN_OR_RETURN(out.lease, Int(kv, "lease"));
-  return std::optional<KeyValue>(std::move(out));
+  return out;
 }
 
 const json* Field(const json& obj, const char* snake, const char* camel) {
@@ -209,6 +215,39 @@ Result<TxnResult> ParseTxn(int http_status, std::string_view body) {
     }
   }
   return out;
+}
+
+std::string WatchCreateBody(std::string_view key, int64_t start_revision) {
+  return json{{"create_request",
+               {{"key", Base64Encode(key)}, {"start_revision", std::to_string(start_revision)}}}}
+      .dump();
+}
+
+Result<WatchMessage> ParseWatchMessage(std::string_view line) {
+  VSC_ASSIGN_OR_RETURN(json j, Answer(200, line));
+  auto result = j.find("result");
+  if (result == j.end() || !result->is_object()) {
+    return DataLoss("etcd watch message without a result: " + Snippet(line));
+  }
+  WatchMessage m;
+  m.created = result->value("created", false) == true;
+  m.canceled = result->value("canceled", false) == true;
+  m.cancel_reason = TextOr(*result, "cancel_reason");
+  VSC_ASSIGN_OR_RETURN(m.compact_revision, Int(*result, "compact_revision"));
+  auto events = result->find("events");
+  if (events == result->end()) return m;
+  if (!events->is_array()) return DataLoss("etcd watch message: events is not an array");
+  for (const json& e : *events) {
+    if (!e.is_object()) return DataLoss("etcd watch message: an event is not an object");
+    WatchEvent ev;
+    ev.deleted = TextOr(e, "type") == "DELETE";  // PUT is the default, left out
+    auto kv = e.find("kv");
+    if (kv != e.end()) {
+      VSC_ASSIGN_OR_RETURN(ev.kv, KvOf(*kv));
+    }
+    m.events.push_back(std::move(ev));
+  }
+  return m;
 }
 
 }  // namespace vsc::director::etcd

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 
@@ -59,5 +60,21 @@ Result<int64_t> ParseKeepAlive(int http_status, std::string_view body);
 Status ParseRevoke(int http_status, std::string_view body);
 Result<std::optional<KeyValue>> ParseRange(int http_status, std::string_view body);
 Result<TxnResult> ParseTxn(int http_status, std::string_view body);
+
+// Watch (POST /v3/watch): the answer is a stream of JSON messages, one per line.
+std::string WatchCreateBody(std::string_view key, int64_t start_revision);
+struct WatchEvent {
+  bool deleted = false;  // DELETE (a lease's expiry deletes its keys); else PUT
+  KeyValue kv;           // a DELETE's kv holds the key and its mod_revision only
+};
+struct WatchMessage {
+  bool created = false;   // the watch is set up
+  bool canceled = false;  // etcd ended it (cancel_reason; compact_revision when compacted)
+  std::string cancel_reason;
+  int64_t compact_revision = 0;
+  std::vector<WatchEvent> events;
+};
+// One message of the stream; an {"error": ...} message is its error.
+Result<WatchMessage> ParseWatchMessage(std::string_view line);
 
 }  // namespace vsc::director::etcd

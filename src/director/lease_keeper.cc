@@ -1,6 +1,10 @@
 #include "director/lease_keeper.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "director/etcd_watch.h"
 
 namespace vsc::director {
 
@@ -10,7 +14,8 @@ LeaseKeeper::LeaseKeeper(EtcdClient client, LeaseKeeperOptions options, const Cl
       options_(std::move(options)),
       clock_(clock),
       publish_(std::move(publish)),
-      lease_(options_.ttl, options_.identity) {}
+      lease_(options_.ttl, options_.identity),
+      wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
 LeaseKeeper::~LeaseKeeper() { Stop(); }
 
@@ -24,6 +29,10 @@ void LeaseKeeper::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  if (wake_.get() >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_.get(), &one, sizeof one);
+  }
   if (thread_.joinable()) thread_.join();
 }
 
@@ -80,6 +89,26 @@ void LeaseKeeper::Step(const LeaseAction& action) {
   }
 }
 
+void LeaseKeeper::WaitUntil(std::unique_lock<std::mutex>& lock, TimePoint until) {
+  const std::optional<int64_t> from = lease_.WatchFrom();
+  const EtcdEndpoint* endpoint = client_.preferred();
+  if (from && endpoint != nullptr && wake_.get() >= 0) {
+    lock.unlock();
+    auto end = WaitForDelete(*endpoint, options_.key, *from, until, clock_, wake_.get());
+    lock.lock();
+    if (end.ok()) {
+      if (*end == WatchEnd::kDeleted) {
+        spdlog::info("sequencer lease: the holder's key {} is gone; claiming it", options_.key);
+        lease_.OnHolderGone(clock_.Now());
+      }
+      return;
+    }
+    // etcd did not keep the watch: wait for the periodic claim instead.
+    spdlog::debug("sequencer lease: watch of {}: {}", options_.key, end.status().message());
+  }
+  cv_.wait_for(lock, until - clock_.Now(), [this] { return stopping_; });
+}
+
 void LeaseKeeper::Run() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
@@ -96,7 +125,7 @@ void LeaseKeeper::Run() {
       continue;
     }
     lock.lock();
-    cv_.wait_for(lock, action.at - now, [this] { return stopping_; });
+    WaitUntil(lock, action.at);
   }
   lock.unlock();
   if (lease_.lease_id() != 0) {

@@ -4,7 +4,8 @@
 //
 // Thread: its own; `publish` runs on it. Lifecycle: Start → Stop (wakes the thread, revokes a
 // held lease so a standby can take over at once instead of after the TTL, joins). Stop takes at
-// most about one etcd call's timeout per endpoint.
+// most about one etcd call's timeout per endpoint. While a standby waits, it watches the holder's
+// key (etcd_watch.h) so that it claims the key as soon as etcd deletes it.
 #pragma once
 
 #include <condition_variable>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/unique_fd.h"
 #include "director/etcd_client.h"
 #include "director/sequencer_lease.h"
 
@@ -38,6 +40,9 @@ class LeaseKeeper {
   void Run();
   void Step(const LeaseAction& action);
   void PublishIfChanged(TimePoint now);
+  // Waits until `until` (or Stop); a standby watches the holder's key meanwhile. Called with
+  // `lock` held; returns with it held.
+  void WaitUntil(std::unique_lock<std::mutex>& lock, TimePoint until);
 
   EtcdClient client_;
   LeaseKeeperOptions options_;
@@ -51,6 +56,7 @@ class LeaseKeeper {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread thread_;
+  UniqueFd wake_;  // an eventfd Stop writes to: ends a watch at once
 };
 
 }  // namespace vsc::director

@@ -71,6 +71,7 @@ void SequencerLease::OnAcquire(const etcd::TxnResult& txn, TimePoint sent) {
     holder_.clear();
     return;
   }
+  holder_revision_ = txn.kv ? txn.kv->mod_revision : 0;
   holder_ = !txn.kv                 ? std::string()
             : txn.kv->value.empty() ? "lease " + std::to_string(txn.kv->lease)
                                     : txn.kv->value;
@@ -107,6 +108,19 @@ void SequencerLease::OnError(LeaseAction::Kind call, const Status& error, TimePo
       keepalive_at_ = now + period_ / 2;
       break;
   }
+}
+
+std::optional<int64_t> SequencerLease::WatchFrom() const {
+  if (lease_id_ == 0 || holding_ || revoke_id_ != 0 || holder_.empty() || holder_revision_ <= 0 ||
+      !etcd_error_.empty()) {
+    return std::nullopt;
+  }
+  return holder_revision_ + 1;
+}
+
+void SequencerLease::OnHolderGone(TimePoint now) {
+  holder_revision_ = 0;  // watched again only after the next claim has looked
+  acquire_at_ = now;
 }
 
 LeaseView SequencerLease::View(TimePoint now) const {

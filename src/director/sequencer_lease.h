@@ -11,6 +11,9 @@
 // - Keepalives every period (TTL / 3); a failed one is retried at period / 2; no answer within
 //   the TTL loses the lease at once (View says so before any etcd call returns). A lost lease is
 //   revoked once (best effort: it expires in etcd anyway) and a new one is granted.
+// - A standby (another director's key, our lease alive) may watch that key from WatchFrom():
+//   when etcd reports it deleted (the holder's lease expired or was revoked), OnHolderGone
+//   makes the next claim due at once instead of a period after the last one.
 // - The epoch is kEtcdEpochBase + the key's create_revision: unique across the cluster (etcd's
 //   revisions only grow), higher at every new claim, and above every epoch a director without
 //   etcd gives itself (a count of its restarts, replication/log.h).
@@ -19,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -70,6 +74,12 @@ class SequencerLease {
   // reason (etcd unreachable or without quorum) and the call is retried.
   void OnError(LeaseAction::Kind call, const Status& error, TimePoint now);
 
+  // The revision to watch the holder's key from (its mod_revision + 1), while this director is
+  // a standby with a live lease and etcd answers; nullopt otherwise.
+  std::optional<int64_t> WatchFrom() const;
+  // The holder's key is gone: claim it now.
+  void OnHolderGone(TimePoint now);
+
   LeaseView View(TimePoint now) const;
   Duration ttl() const { return ttl_; }
   Duration period() const { return period_; }
@@ -91,9 +101,10 @@ class SequencerLease {
   TimePoint grant_at_{};      // next grant (while without a lease)
   bool holding_ = false;
   uint64_t epoch_ = 0;
-  std::string holder_;      // the other director's name, when it holds the key
-  std::string etcd_error_;  // the last failed call's error ("" after a success)
-  std::string lost_;        // why the lease was lost last, until held again
+  std::string holder_;           // the other director's name, when it holds the key
+  int64_t holder_revision_ = 0;  // that key's mod_revision, as the last claim saw it
+  std::string etcd_error_;       // the last failed call's error ("" after a success)
+  std::string lost_;             // why the lease was lost last, until held again
 };
 
 }  // namespace vsc::director

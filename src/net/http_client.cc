@@ -69,15 +69,9 @@ asio::awaitable<void> Run(std::shared_ptr<Exchange> x, tcp::endpoint ep, std::st
 
 }  // namespace
 
-Result<HttpResponse> HttpRequestSync(
-    const std::string& host, uint16_t port, std::string_view method, std::string_view target,
-    std::string_view body, const std::vector<std::pair<std::string, std::string>>& headers,
-    Duration timeout) {
-  const std::string authority = host + ":" + std::to_string(port);
-  VSC_ASSIGN_OR_RETURN(tcp::endpoint ep, ParseTcpEndpoint(authority));
-  const std::string what =
-      "HTTP " + std::string(method) + " http://" + authority + std::string(target);
-
+std::string HttpRequestText(std::string_view method, std::string_view target, std::string_view body,
+                            const std::vector<std::pair<std::string, std::string>>& headers,
+                            const std::string& authority) {
   std::string req;
   req.reserve(256 + body.size());
   req.append(method).append(" ").append(target).append(" HTTP/1.1\r\n");
@@ -92,6 +86,19 @@ Result<HttpResponse> HttpRequestSync(
     req.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
   }
   req.append("Connection: close\r\n\r\n").append(body);
+  return req;
+}
+
+Result<HttpResponse> HttpRequestSync(
+    const std::string& host, uint16_t port, std::string_view method, std::string_view target,
+    std::string_view body, const std::vector<std::pair<std::string, std::string>>& headers,
+    Duration timeout) {
+  const std::string authority = host + ":" + std::to_string(port);
+  VSC_ASSIGN_OR_RETURN(tcp::endpoint ep, ParseTcpEndpoint(authority));
+  const std::string what =
+      "HTTP " + std::string(method) + " http://" + authority + std::string(target);
+
+  std::string req = HttpRequestText(method, target, body, headers, authority);
 
   asio::io_context ctx(1);
   auto x = std::make_shared<Exchange>(ctx);

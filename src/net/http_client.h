@@ -23,6 +23,12 @@
 
 namespace vsc::net {
 
+// The request's bytes as HttpRequestSync sends them ("Connection: close", Host unless given,
+// Content-Length when there is a body or the method is POST/PUT/PATCH).
+std::string HttpRequestText(std::string_view method, std::string_view target, std::string_view body,
+                            const std::vector<std::pair<std::string, std::string>>& headers,
+                            const std::string& authority);
+
 Result<HttpResponse> HttpRequestSync(
     const std::string& host, uint16_t port, std::string_view method, std::string_view target,
     std::string_view body, const std::vector<std::pair<std::string, std::string>>& headers,

@@ -196,6 +196,18 @@ HttpResponseParseResult HttpResponseParser::Feed(std::string_view bytes) {
   }
 }
 
+std::string HttpResponseParser::TakeBody() {
+  std::string out = std::move(resp_.body);
+  resp_.body.clear();
+  if (state_ == State::kChunkSize || state_ == State::kChunkData || state_ == State::kTrailers) {
+    buf_.erase(0, line_start_);
+    scan_ -= line_start_;
+    line_start_ = 0;
+    header_bytes_ = 0;  // chunk-size lines count like header lines, per stretch taken
+  }
+  return out;
+}
+
 HttpResponseParseResult HttpResponseParser::FinishEof() {
   if (error_) return *error_;
   if (state_ == State::kBodyUntilEof) {

@@ -31,6 +31,13 @@ class HttpResponseParser {
   // Whether the server asked to close after this response ("Connection: close" or HTTP/1.0).
   bool close_after() const { return close_after_; }
 
+  // A streamed answer (a chunked body that goes on, such as etcd's watch): once headers_done(),
+  // head() has the status and headers, and TakeBody() takes the chunk data decoded so far (the
+  // parser then forgets the bytes it has parsed, so a long stream takes bounded memory).
+  bool headers_done() const { return state_ != State::kStatusLine && state_ != State::kHeaders; }
+  const HttpResponse& head() const { return resp_; }
+  std::string TakeBody();
+
  private:
   enum class State {
     kStatusLine,

@@ -119,6 +119,43 @@ TEST(EtcdCodecTest, ParsesTheClaimWhetherItSucceededOrNot) {
   EXPECT_FALSE(empty->has_value());
 }
 
+// The watch stream's messages as etcd 3.4 sent them for a put and a delete of "foo".
+TEST(EtcdCodecTest, ParsesTheWatchStreamsMessages) {
+  const json create = json::parse(WatchCreateBody("foo", 43));
+  EXPECT_EQ(create["create_request"]["key"], Base64Encode("foo"));
+  EXPECT_EQ(create["create_request"]["start_revision"], "43");
+  auto created =
+      ParseWatchMessage(std::string(R"({"result":{)") + kHeader + R"(,"created":true}})");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_TRUE(created->created);
+  EXPECT_TRUE(created->events.empty());
+  auto put = ParseWatchMessage(
+      std::string(R"({"result":{)") + kHeader +
+      R"(,"events":[{"kv":{"key":"Zm9v","create_revision":"2","mod_revision":"2","version":"1","value":"YmFy"}}]}})");
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  ASSERT_EQ(put->events.size(), 1u);
+  EXPECT_FALSE(put->events[0].deleted);
+  EXPECT_EQ(put->events[0].kv.value, "bar");
+  auto del = ParseWatchMessage(
+      std::string(R"({"result":{)") + kHeader +
+      R"(,"events":[{"type":"DELETE","kv":{"key":"Zm9v","mod_revision":"3"}}]}})");
+  ASSERT_TRUE(del.ok()) << del.status().ToString();
+  ASSERT_EQ(del->events.size(), 1u);
+  EXPECT_TRUE(del->events[0].deleted);
+  EXPECT_EQ(del->events[0].kv.key, "foo");
+  EXPECT_EQ(del->events[0].kv.mod_revision, 3);
+  auto compacted = ParseWatchMessage(std::string(R"({"result":{)") + kHeader +
+                                     R"(,"canceled":true,"compact_revision":"7"}})");
+  ASSERT_TRUE(compacted.ok());
+  EXPECT_TRUE(compacted->canceled);
+  EXPECT_EQ(compacted->compact_revision, 7);
+  auto error =
+      ParseWatchMessage(R"({"error":{"grpc_code":14,"http_code":503,"message":"no leader"}})");
+  EXPECT_EQ(error.status().code(), Code::kUnavailable);
+  EXPECT_FALSE(ParseWatchMessage(R"({"result":{"events":[1]}})").ok());
+  EXPECT_FALSE(ParseWatchMessage("not json").ok());
+}
+
 TEST(EtcdCodecTest, ErrorsSayWhatEtcdSaidAndWhetherToTryAnotherMember) {
   // No leader / no quorum: Unavailable, so the client tries the next endpoint.
   auto noleader = ParseGrant(503, R"({"error":"etcdserver: no leader","message":)"

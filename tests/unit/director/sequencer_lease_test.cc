@@ -128,6 +128,33 @@ TEST_F(SequencerLeaseTest, AnotherHolderMakesAStandbyThatRetriesAndTakesOver) {
   EXPECT_GT(lease_.View(now_).epoch, kEtcdEpochBase + 42);
 }
 
+// A standby watches the holder's key from the revision after the one its claim saw; the key's
+// delete makes the next claim due at once, a period before the periodic one.
+TEST_F(SequencerLeaseTest, AStandbyWatchesTheHoldersKeyAndClaimsAsItGoes) {
+  lease_.Tick(now_);
+  EXPECT_EQ(lease_.WatchFrom(), std::nullopt) << "no lease yet";
+  lease_.OnGranted({9, 3}, now_);
+  EXPECT_EQ(lease_.WatchFrom(), std::nullopt) << "no holder seen yet";
+  lease_.OnAcquire(Claimed(5, 42, /*succeeded=*/false, "director A"), now_);
+  EXPECT_EQ(lease_.WatchFrom(), std::optional<int64_t>(43));
+  Advance(100ms);
+  lease_.Tick(now_);
+  ASSERT_EQ(lease_.Next(now_).kind, K::kWait);
+  lease_.OnHolderGone(now_);
+  EXPECT_EQ(lease_.WatchFrom(), std::nullopt) << "not again before the next claim looked";
+  ASSERT_EQ(lease_.Next(now_).kind, K::kAcquire);
+  lease_.OnAcquire(Claimed(9, 60), now_);
+  ASSERT_TRUE(lease_.View(now_).held);
+  EXPECT_EQ(lease_.WatchFrom(), std::nullopt) << "the holder watches nothing";
+  // Without etcd's answers there is nothing to watch from.
+  SequencerLease other(3s, "b");
+  other.Tick(now_);
+  other.OnGranted({11, 3}, now_);
+  other.OnAcquire(Claimed(9, 60, false, "director A"), now_);
+  other.OnError(K::kAcquire, Unavailable("etcd down"), now_);
+  EXPECT_EQ(other.WatchFrom(), std::nullopt);
+}
+
 TEST_F(SequencerLeaseTest, WhileEtcdDoesNotAnswerTheHolderIsNotKnown) {
   lease_.Tick(now_);
   lease_.OnGranted({9, 3}, now_);

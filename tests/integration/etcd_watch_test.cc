@@ -1,0 +1,101 @@
+// WaitForDelete (director/etcd_watch.h) against a real one-member etcd: a key deleted while the
+// watch waits, or before it started (from an older revision), ends it as deleted; otherwise the
+// deadline or the wake descriptor ends it; an etcd that does not listen is an error.
+#include "director/etcd_watch.h"
+
+#include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "integration/cluster_harness.h"
+#include "integration/etcd_cluster.h"
+#include "support/peer_process.h"
+
+namespace vsc::integration {
+namespace {
+
+using namespace std::chrono_literals;
+using director::EtcdClient;
+using director::WaitForDelete;
+using director::WatchEnd;
+
+class EtcdWatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("vsc-etcd-watch");
+    auto etcd = EtcdCluster::Start(dir_, 1, 20s);
+    ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+    etcd_ = std::move(*etcd);
+    auto ep = director::ParseEtcdEndpoint(etcd_->ClientUrls().at(0));
+    ASSERT_TRUE(ep.ok());
+    endpoint_ = *ep;
+  }
+  void TearDown() override {
+    etcd_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  // The key under a new lease: the lease and the key's mod_revision.
+  std::pair<int64_t, int64_t> PutUnderLease(EtcdClient& client, const std::string& key) {
+    auto lease = client.Grant(30);
+    EXPECT_TRUE(lease.ok()) << lease.status().ToString();
+    auto txn = client.CreateWithLease(key, "director A", lease.ok() ? lease->id : 0);
+    EXPECT_TRUE(txn.ok() && txn->succeeded && txn->kv);
+    return {lease.ok() ? lease->id : 0, txn.ok() && txn->kv ? txn->kv->mod_revision : 0};
+  }
+
+  std::string dir_;
+  std::unique_ptr<EtcdCluster> etcd_;
+  director::EtcdEndpoint endpoint_;
+  RealClock clock_;
+};
+
+TEST_F(EtcdWatchTest, ARevokedHoldersKeyEndsTheWatchAsDeleted) {
+  EtcdClient client({endpoint_}, 2s);
+  const auto [lease, revision] = PutUnderLease(client, "/vscluster/w/sequencer");
+  Result<WatchEnd> end = Internal("not run");
+  std::thread watcher([&] {
+    end = WaitForDelete(endpoint_, "/vscluster/w/sequencer", revision + 1, clock_.Now() + 20s,
+                        clock_, -1);
+  });
+  ASSERT_TRUE(client.Revoke(lease).ok());  // etcd deletes the lease's keys
+  watcher.join();
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+  EXPECT_EQ(*end, WatchEnd::kDeleted);
+  // From the older revision, the delete that already happened is reported at once.
+  auto again = WaitForDelete(endpoint_, "/vscluster/w/sequencer", revision + 1, clock_.Now() + 20s,
+                             clock_, -1);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, WatchEnd::kDeleted);
+}
+
+TEST_F(EtcdWatchTest, WithoutADeleteTheDeadlineOrTheWakeDescriptorEndsIt) {
+  EtcdClient client({endpoint_}, 2s);
+  const auto [lease, revision] = PutUnderLease(client, "/vscluster/w/kept");
+  // Other keys changing do not end it.
+  ASSERT_TRUE(client.CreateWithLease("/vscluster/w/other", "x", lease).ok());
+  const TimePoint start = clock_.Now();
+  auto end = WaitForDelete(endpoint_, "/vscluster/w/kept", revision + 1, start + 300ms, clock_, -1);
+  ASSERT_TRUE(end.ok()) << end.status().ToString();
+  EXPECT_EQ(*end, WatchEnd::kDeadline);
+  EXPECT_GE(clock_.Now() - start, 300ms);
+  UniqueFd wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  const uint64_t one = 1;
+  ASSERT_EQ(::write(wake.get(), &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  auto woken = WaitForDelete(endpoint_, "/vscluster/w/kept", revision + 1, clock_.Now() + 20s,
+                             clock_, wake.get());
+  ASSERT_TRUE(woken.ok()) << woken.status().ToString();
+  EXPECT_EQ(*woken, WatchEnd::kWoken);
+}
+
+TEST_F(EtcdWatchTest, AnEtcdThatDoesNotListenIsAnError) {
+  director::EtcdEndpoint closed{"127.0.0.1", test_support::FreePort("127.0.0.1")};
+  auto end = WaitForDelete(closed, "/vscluster/w/sequencer", 1, clock_.Now() + 5s, clock_, -1);
+  EXPECT_FALSE(end.ok());
+}
+
+}  // namespace
+}  // namespace vsc::integration
