@@ -13,6 +13,7 @@
 #include "net/endpoint.h"
 #include "net/http_client.h"
 #include "net/http_response_parser.h"
+#include "net/would_block.h"
 
 namespace vsc::director {
 namespace {
@@ -58,7 +59,7 @@ Result<UniqueFd> OpenWatch(const EtcdEndpoint& ep, std::string_view key, int64_t
       return UniqueFd();
     }
     const ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n < 0 && (net::WouldBlock(errno) || errno == EINTR)) continue;
     if (n < 0) return ErrnoStatus("etcd watch: send to " + ep.Text(), errno);
     sent += static_cast<size_t>(n);
   }
@@ -102,7 +103,7 @@ Result<WatchEnd> WaitForDelete(const EtcdEndpoint& endpoint, std::string_view ke
     if (r == WatchReady::kDeadline) return WatchEnd::kDeadline;
     if (r == WatchReady::kWoken) return WatchEnd::kWoken;
     const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n < 0 && (net::WouldBlock(errno) || errno == EINTR)) continue;
     if (n < 0) return ErrnoStatus("etcd watch: receive from " + endpoint.Text(), errno);
     if (n == 0) return Unavailable("etcd watch: " + endpoint.Text() + " closed the stream");
     auto parsed = parser.Feed(std::string_view(buf, static_cast<size_t>(n)));

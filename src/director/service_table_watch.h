@@ -2,9 +2,9 @@
 // every `interval` and hands each successful read to `publish` (the Director posts it to the
 // control thread, where EtcdServiceEditor applies a newer revision).
 //
-// Polling /v3/kv/range rather than etcd's /v3/watch stream: our HTTP client reads whole
-// answers, a poll moves to another endpoint as every EtcdClient call does, and it can miss no
-// event (each read is the whole table; a watch would need re-syncing after a compaction or a
+// Polling /v3/kv/range rather than etcd's /v3/watch stream (etcd_watch.h watches the sequencer
+// key, where a standby must act on the delete at once): a poll moves to another endpoint as every
+// EtcdClient call does, and it can miss no event (each read is the whole table; a watch would need re-syncing after a compaction or a
 // broken stream). One small read per director every 200 ms is no load for etcd, and it bounds
 // how long a standby runs an old table.
 //
