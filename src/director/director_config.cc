@@ -107,8 +107,10 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("sync_listen", &sync_listen, "address of this director's state sync socket (UDP)");
   t.Bind("sync_port", &sync_port, "UDP port of the state sync socket; bound only with sync_peers");
   t.Bind("service_table_poll_ms", &service_table_poll_ms,
-         "with etcd_endpoints: how often the director reads the service table kept in etcd "
-         "(/vscluster/<cluster_name>/services) and applies a newer one");
+         "with etcd_endpoints: the director watches the service table kept in etcd "
+         "(/vscluster/<cluster_name>/services) and applies a newer one as it changes; while the "
+         "watch cannot be kept (etcd unreachable, compacted) or the key is absent, how often it "
+         "reads the table instead");
 }
 
 std::string ServicesFilePath(const DirectorConfig& c) {

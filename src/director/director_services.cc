@@ -106,7 +106,7 @@ void Director::StartServiceTableWatch() {
         asio::post(control_io_, [this, kv] { etcd_services_->OnRead(kv); });
       });
   table_watch_->Start();
-  spdlog::info("service table: etcd key {}, read every {} ms",
+  spdlog::info("service table: etcd key {}, watched (read every {} ms while a watch fails)",
                ServiceTableKey(config_.cluster_name), config_.service_table_poll_ms);
 }
 

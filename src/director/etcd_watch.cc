@@ -66,10 +66,10 @@ Result<UniqueFd> OpenWatch(const EtcdEndpoint& ep, std::string_view key, int64_t
   return fd;
 }
 
-// Whether the stream's complete lines in `lines` hold a DELETE of the key; consumes them.
-Result<bool> DeletedInLines(std::string& lines) {
+// Whether the stream's complete lines in `lines` hold an event `what` asks for; consumes them.
+Result<bool> EventInLines(std::string& lines, WatchFor what) {
   size_t start = 0;
-  bool deleted = false;
+  bool found = false;
   for (size_t nl = lines.find('\n'); nl != std::string::npos; nl = lines.find('\n', start)) {
     std::string_view line(lines.data() + start, nl - start);
     start = nl + 1;
@@ -79,18 +79,18 @@ Result<bool> DeletedInLines(std::string& lines) {
       return Unavailable("etcd ended the watch: " +
                          (m.cancel_reason.empty() ? std::string("canceled") : m.cancel_reason));
     }
-    for (const auto& e : m.events) deleted = deleted || e.deleted;
+    for (const auto& e : m.events) found = found || e.deleted || what == WatchFor::kAnyChange;
   }
   lines.erase(0, start);
   if (lines.size() > kMaxWatchLine) return DataLoss("etcd watch: a message over 1 MiB");
-  return deleted;
+  return found;
 }
 
 }  // namespace
 
-Result<WatchEnd> WaitForDelete(const EtcdEndpoint& endpoint, std::string_view key,
-                               int64_t start_revision, TimePoint deadline, const Clock& clock,
-                               int wake_fd) {
+Result<WatchEnd> WatchKey(const EtcdEndpoint& endpoint, std::string_view key,
+                          int64_t start_revision, WatchFor what, TimePoint deadline,
+                          const Clock& clock, int wake_fd) {
   bool woken = false;
   VSC_ASSIGN_OR_RETURN(UniqueFd fd,
                        OpenWatch(endpoint, key, start_revision, wake_fd, deadline, clock, woken));
@@ -115,8 +115,8 @@ Result<WatchEnd> WaitForDelete(const EtcdEndpoint& endpoint, std::string_view ke
     const int status = whole != nullptr ? whole->status : parser.head().status;
     if (status != 200) return Unavailable("etcd watch: HTTP " + std::to_string(status));
     lines += whole != nullptr ? whole->body : parser.TakeBody();
-    VSC_ASSIGN_OR_RETURN(bool deleted, DeletedInLines(lines));
-    if (deleted) return WatchEnd::kDeleted;
+    VSC_ASSIGN_OR_RETURN(bool event, EventInLines(lines, what));
+    if (event) return WatchEnd::kEvent;
     if (whole != nullptr) return Unavailable("etcd watch: the stream ended");
   }
 }

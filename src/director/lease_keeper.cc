@@ -94,10 +94,11 @@ void LeaseKeeper::WaitUntil(std::unique_lock<std::mutex>& lock, TimePoint until)
   const EtcdEndpoint* endpoint = client_.preferred();
   if (from && endpoint != nullptr && wake_.get() >= 0) {
     lock.unlock();
-    auto end = WaitForDelete(*endpoint, options_.key, *from, until, clock_, wake_.get());
+    auto end =
+        WatchKey(*endpoint, options_.key, *from, WatchFor::kDelete, until, clock_, wake_.get());
     lock.lock();
     if (end.ok()) {
-      if (*end == WatchEnd::kDeleted) {
+      if (*end == WatchEnd::kEvent) {
         spdlog::info("sequencer lease: the holder's key {} is gone; claiming it", options_.key);
         lease_.OnHolderGone(clock_.Now());
       }

@@ -1,6 +1,10 @@
 #include "director/service_table_watch.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "director/etcd_watch.h"
 
 namespace vsc::director {
 
@@ -9,7 +13,8 @@ ServiceTableWatch::ServiceTableWatch(EtcdClient client, std::string key, Duratio
     : client_(std::move(client)),
       key_(std::move(key)),
       interval_(interval),
-      publish_(std::move(publish)) {}
+      publish_(std::move(publish)),
+      wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
 ServiceTableWatch::~ServiceTableWatch() { Stop(); }
 
@@ -23,10 +28,14 @@ void ServiceTableWatch::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  if (wake_.get() >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_.get(), &one, sizeof one);
+  }
   if (thread_.joinable()) thread_.join();
 }
 
-void ServiceTableWatch::ReadOnce() {
+std::optional<int64_t> ServiceTableWatch::ReadOnce() {
   auto kv = client_.Get(key_);
   if (!kv.ok()) {
     if (!failing_) {
@@ -34,19 +43,31 @@ void ServiceTableWatch::ReadOnce() {
                    kv.status().message());
     }
     failing_ = true;
-    return;
+    return std::nullopt;
   }
   if (failing_) spdlog::info("service table: etcd answers again for {}", key_);
   failing_ = false;
   publish_(*kv);
+  if (!*kv) return std::nullopt;
+  return (*kv)->mod_revision + 1;
 }
 
 void ServiceTableWatch::Run() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    ReadOnce();
-    lock.lock();
+    const std::optional<int64_t> from = ReadOnce();
+    const EtcdEndpoint* endpoint = client_.preferred();
+    if (from && endpoint != nullptr && wake_.get() >= 0) {
+      const Clock& clock = DefaultClock();
+      auto end = WatchKey(*endpoint, key_, *from, WatchFor::kAnyChange,
+                          clock.Now() + kServiceTableResync, clock, wake_.get());
+      lock.lock();
+      if (end.ok()) continue;  // changed, resync time, or Stop: read again (or end)
+      spdlog::debug("service table: watch of {}: {}; polling", key_, end.status().message());
+    } else {
+      lock.lock();
+    }
     cv_.wait_for(lock, interval_, [this] { return stopping_; });
   }
 }

@@ -1,16 +1,17 @@
 // ServiceTableWatch: the thread that reads the service table's etcd key (service_table_sync.h)
-// every `interval` and hands each successful read to `publish` (the Director posts it to the
-// control thread, where EtcdServiceEditor applies a newer revision).
+// and hands each successful read to `publish` (the Director posts it to the control thread,
+// where EtcdServiceEditor applies a newer revision).
 //
-// Polling /v3/kv/range rather than etcd's /v3/watch stream (etcd_watch.h watches the sequencer
-// key, where a standby must act on the delete at once): a poll moves to another endpoint as every
-// EtcdClient call does, and it can miss no event (each read is the whole table; a watch would need re-syncing after a compaction or a
-// broken stream). One small read per director every 200 ms is no load for etcd, and it bounds
-// how long a standby runs an old table.
+// After each read it watches the key (etcd_watch.h, WatchFor::kAnyChange, from the read's
+// mod_revision + 1, so no change between the read and the watch is missed) and reads again as
+// soon as it changes, and at least every kServiceTableResync as a safety net. Each read is the
+// whole table, so a watch that breaks (a compaction, etcd unreachable) loses nothing: the thread
+// then polls every `interval` (service_table_poll_ms) until a read gives a revision to watch
+// from again; while the key is absent it polls too.
 //
 // Thread: its own; `publish` runs on it. A failed read is logged when it starts failing and
-// when it recovers. Lifecycle: Start → Stop (wakes the thread, joins; at most one etcd call's
-// timeout per endpoint).
+// when it recovers. Lifecycle: Start → Stop (wakes the thread, also out of a watch through an
+// eventfd, joins; at most one etcd call's timeout per endpoint).
 #pragma once
 
 #include <condition_variable>
@@ -21,9 +22,12 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/unique_fd.h"
 #include "director/etcd_client.h"
 
 namespace vsc::director {
+
+inline constexpr Duration kServiceTableResync = std::chrono::seconds(30);
 
 class ServiceTableWatch {
  public:
@@ -36,7 +40,9 @@ class ServiceTableWatch {
 
  private:
   void Run();
-  void ReadOnce();
+  // Reads the key and publishes it; the revision to watch from, or nullopt (a failed read, an
+  // absent key).
+  std::optional<int64_t> ReadOnce();
 
   EtcdClient client_;
   std::string key_;
@@ -48,6 +54,7 @@ class ServiceTableWatch {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread thread_;
+  UniqueFd wake_;  // an eventfd Stop writes to: ends a watch at once
 };
 
 }  // namespace vsc::director

@@ -1,6 +1,7 @@
-// WaitForDelete (director/etcd_watch.h) against a real one-member etcd: a key deleted while the
-// watch waits, or before it started (from an older revision), ends it as deleted; otherwise the
-// deadline or the wake descriptor ends it; an etcd that does not listen is an error.
+// WatchKey (director/etcd_watch.h) against a real one-member etcd: a key deleted while the
+// watch waits, or before it started (from an older revision), ends a delete watch; a put ends
+// only a change watch; otherwise the deadline or the wake descriptor ends it; an etcd that does
+// not listen is an error.
 #include "director/etcd_watch.h"
 
 #include <gtest/gtest.h>
@@ -19,8 +20,9 @@ namespace {
 
 using namespace std::chrono_literals;
 using director::EtcdClient;
-using director::WaitForDelete;
 using director::WatchEnd;
+using director::WatchFor;
+using director::WatchKey;
 
 class EtcdWatchTest : public ::testing::Test {
  protected:
@@ -58,42 +60,54 @@ TEST_F(EtcdWatchTest, ARevokedHoldersKeyEndsTheWatchAsDeleted) {
   const auto [lease, revision] = PutUnderLease(client, "/vscluster/w/sequencer");
   Result<WatchEnd> end = Internal("not run");
   std::thread watcher([&] {
-    end = WaitForDelete(endpoint_, "/vscluster/w/sequencer", revision + 1, clock_.Now() + 20s,
-                        clock_, -1);
+    end = WatchKey(endpoint_, "/vscluster/w/sequencer", revision + 1, WatchFor::kDelete,
+                   clock_.Now() + 20s, clock_, -1);
   });
   ASSERT_TRUE(client.Revoke(lease).ok());  // etcd deletes the lease's keys
   watcher.join();
   ASSERT_TRUE(end.ok()) << end.status().ToString();
-  EXPECT_EQ(*end, WatchEnd::kDeleted);
+  EXPECT_EQ(*end, WatchEnd::kEvent);
   // From the older revision, the delete that already happened is reported at once.
-  auto again = WaitForDelete(endpoint_, "/vscluster/w/sequencer", revision + 1, clock_.Now() + 20s,
-                             clock_, -1);
+  auto again = WatchKey(endpoint_, "/vscluster/w/sequencer", revision + 1, WatchFor::kDelete,
+                        clock_.Now() + 20s, clock_, -1);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_EQ(*again, WatchEnd::kDeleted);
+  EXPECT_EQ(*again, WatchEnd::kEvent);
 }
 
-TEST_F(EtcdWatchTest, WithoutADeleteTheDeadlineOrTheWakeDescriptorEndsIt) {
+TEST_F(EtcdWatchTest, WithoutTheEventAskedForTheDeadlineOrTheWakeDescriptorEndsIt) {
   EtcdClient client({endpoint_}, 2s);
   const auto [lease, revision] = PutUnderLease(client, "/vscluster/w/kept");
   // Other keys changing do not end it.
   ASSERT_TRUE(client.CreateWithLease("/vscluster/w/other", "x", lease).ok());
   const TimePoint start = clock_.Now();
-  auto end = WaitForDelete(endpoint_, "/vscluster/w/kept", revision + 1, start + 300ms, clock_, -1);
+  auto end = WatchKey(endpoint_, "/vscluster/w/kept", revision + 1, WatchFor::kDelete,
+                      start + 300ms, clock_, -1);
   ASSERT_TRUE(end.ok()) << end.status().ToString();
   EXPECT_EQ(*end, WatchEnd::kDeadline);
   EXPECT_GE(clock_.Now() - start, 300ms);
+  // A put of the key itself ends a kAnyChange watch (the service table's), not a kDelete one.
+  ASSERT_TRUE(client.PutIfModRevision("/vscluster/w/kept", "table 2", revision).ok());
+  auto put_only = WatchKey(endpoint_, "/vscluster/w/kept", revision + 1, WatchFor::kDelete,
+                           clock_.Now() + 300ms, clock_, -1);
+  ASSERT_TRUE(put_only.ok()) << put_only.status().ToString();
+  EXPECT_EQ(*put_only, WatchEnd::kDeadline);
+  auto changed = WatchKey(endpoint_, "/vscluster/w/kept", revision + 1, WatchFor::kAnyChange,
+                          clock_.Now() + 20s, clock_, -1);
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_EQ(*changed, WatchEnd::kEvent);
   UniqueFd wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   const uint64_t one = 1;
   ASSERT_EQ(::write(wake.get(), &one, sizeof one), static_cast<ssize_t>(sizeof one));
-  auto woken = WaitForDelete(endpoint_, "/vscluster/w/kept", revision + 1, clock_.Now() + 20s,
-                             clock_, wake.get());
+  auto woken = WatchKey(endpoint_, "/vscluster/w/kept", revision + 1, WatchFor::kDelete,
+                        clock_.Now() + 20s, clock_, wake.get());
   ASSERT_TRUE(woken.ok()) << woken.status().ToString();
   EXPECT_EQ(*woken, WatchEnd::kWoken);
 }
 
 TEST_F(EtcdWatchTest, AnEtcdThatDoesNotListenIsAnError) {
   director::EtcdEndpoint closed{"127.0.0.1", test_support::FreePort("127.0.0.1")};
-  auto end = WaitForDelete(closed, "/vscluster/w/sequencer", 1, clock_.Now() + 5s, clock_, -1);
+  auto end = WatchKey(closed, "/vscluster/w/sequencer", 1, WatchFor::kDelete, clock_.Now() + 5s,
+                      clock_, -1);
   EXPECT_FALSE(end.ok());
 }
 
