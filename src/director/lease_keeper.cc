@@ -1,8 +1,6 @@
 #include "director/lease_keeper.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "director/etcd_watch.h"
 
@@ -14,8 +12,7 @@ LeaseKeeper::LeaseKeeper(EtcdClient client, LeaseKeeperOptions options, const Cl
       options_(std::move(options)),
       clock_(clock),
       publish_(std::move(publish)),
-      lease_(options_.ttl, options_.identity),
-      wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+      lease_(options_.ttl, options_.identity) {}
 
 LeaseKeeper::~LeaseKeeper() { Stop(); }
 
@@ -29,10 +26,7 @@ void LeaseKeeper::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (wake_.get() >= 0) {
-    const uint64_t one = 1;
-    (void)!::write(wake_.get(), &one, sizeof one);
-  }
+  wake_.Signal();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -92,10 +86,10 @@ void LeaseKeeper::Step(const LeaseAction& action) {
 void LeaseKeeper::WaitUntil(std::unique_lock<std::mutex>& lock, TimePoint until) {
   const std::optional<int64_t> from = lease_.WatchFrom();
   const EtcdEndpoint* endpoint = client_.preferred();
-  if (from && endpoint != nullptr && wake_.get() >= 0) {
+  if (from && endpoint != nullptr && wake_.fd() >= 0) {
     lock.unlock();
     auto end =
-        WatchKey(*endpoint, options_.key, *from, WatchFor::kDelete, until, clock_, wake_.get());
+        WatchKey(*endpoint, options_.key, *from, WatchFor::kDelete, until, clock_, wake_.fd());
     lock.lock();
     if (end.ok()) {
       if (*end == WatchEnd::kEvent) {

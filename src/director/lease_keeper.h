@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "common/clock.h"
-#include "common/unique_fd.h"
+#include "common/wake_fd.h"
 #include "director/etcd_client.h"
 #include "director/sequencer_lease.h"
 
@@ -56,7 +56,7 @@ class LeaseKeeper {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread thread_;
-  UniqueFd wake_;  // an eventfd Stop writes to: ends a watch at once
+  WakeFd wake_;  // Stop signals it: ends a watch at once
 };
 
 }  // namespace vsc::director

@@ -1,8 +1,6 @@
 #include "director/service_table_watch.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "director/etcd_watch.h"
 
@@ -13,8 +11,7 @@ ServiceTableWatch::ServiceTableWatch(EtcdClient client, std::string key, Duratio
     : client_(std::move(client)),
       key_(std::move(key)),
       interval_(interval),
-      publish_(std::move(publish)),
-      wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+      publish_(std::move(publish)) {}
 
 ServiceTableWatch::~ServiceTableWatch() { Stop(); }
 
@@ -28,10 +25,7 @@ void ServiceTableWatch::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (wake_.get() >= 0) {
-    const uint64_t one = 1;
-    (void)!::write(wake_.get(), &one, sizeof one);
-  }
+  wake_.Signal();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -58,10 +52,10 @@ void ServiceTableWatch::Run() {
     lock.unlock();
     const std::optional<int64_t> from = ReadOnce();
     const EtcdEndpoint* endpoint = client_.preferred();
-    if (from && endpoint != nullptr && wake_.get() >= 0) {
+    if (from && endpoint != nullptr && wake_.fd() >= 0) {
       const Clock& clock = DefaultClock();
       auto end = WatchKey(*endpoint, key_, *from, WatchFor::kAnyChange,
-                          clock.Now() + kServiceTableResync, clock, wake_.get());
+                          clock.Now() + kServiceTableResync, clock, wake_.fd());
       lock.lock();
       if (end.ok()) continue;  // changed, resync time, or Stop: read again (or end)
       spdlog::debug("service table: watch of {}: {}; polling", key_, end.status().message());

@@ -11,7 +11,7 @@
 //
 // Thread: its own; `publish` runs on it. A failed read is logged when it starts failing and
 // when it recovers. Lifecycle: Start → Stop (wakes the thread, also out of a watch through an
-// eventfd, joins; at most one etcd call's timeout per endpoint).
+// WakeFd, joins; at most one etcd call's timeout per endpoint).
 #pragma once
 
 #include <condition_variable>
@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "common/clock.h"
-#include "common/unique_fd.h"
+#include "common/wake_fd.h"
 #include "director/etcd_client.h"
 
 namespace vsc::director {
@@ -54,7 +54,7 @@ class ServiceTableWatch {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread thread_;
-  UniqueFd wake_;  // an eventfd Stop writes to: ends a watch at once
+  WakeFd wake_;  // Stop signals it: ends a watch at once
 };
 
 }  // namespace vsc::director

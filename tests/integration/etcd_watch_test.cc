@@ -5,12 +5,11 @@
 #include "director/etcd_watch.h"
 
 #include <gtest/gtest.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <thread>
 
+#include "common/wake_fd.h"
 #include "integration/cluster_harness.h"
 #include "integration/etcd_cluster.h"
 #include "support/peer_process.h"
@@ -95,11 +94,11 @@ TEST_F(EtcdWatchTest, WithoutTheEventAskedForTheDeadlineOrTheWakeDescriptorEndsI
                           clock_.Now() + 20s, clock_, -1);
   ASSERT_TRUE(changed.ok()) << changed.status().ToString();
   EXPECT_EQ(*changed, WatchEnd::kEvent);
-  UniqueFd wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  const uint64_t one = 1;
-  ASSERT_EQ(::write(wake.get(), &one, sizeof one), static_cast<ssize_t>(sizeof one));
+  WakeFd wake;
+  ASSERT_GE(wake.fd(), 0);
+  wake.Signal();
   auto woken = WatchKey(endpoint_, "/vscluster/w/kept", revision + 1, WatchFor::kDelete,
-                        clock_.Now() + 20s, clock_, wake.get());
+                        clock_.Now() + 20s, clock_, wake.fd());
   ASSERT_TRUE(woken.ok()) << woken.status().ToString();
   EXPECT_EQ(*woken, WatchEnd::kWoken);
 }
