@@ -29,11 +29,10 @@ Result<WatchReady> PollWatch(int fd, short events, int wake_fd, TimePoint deadli
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.Now());
     if (left.count() <= 0) return WatchReady::kDeadline;
     pollfd p[2] = {{fd, events, 0}, {wake_fd, POLLIN, 0}};
-    const int n = ::poll(p, wake_fd >= 0 ? 2 : 1,
-                         static_cast<int>(std::min<int64_t>(left.count() + 1, 60'000)));
+    const int n = ::poll(p, 2, static_cast<int>(std::min<int64_t>(left.count() + 1, 60'000)));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoStatus("etcd watch: poll", errno);
-    if (wake_fd >= 0 && (p[1].revents & POLLIN) != 0) return WatchReady::kWoken;
+    if ((p[1].revents & POLLIN) != 0) return WatchReady::kWoken;
     if (p[0].revents != 0) return WatchReady::kFd;
   }
 }
@@ -88,9 +87,11 @@ Result<bool> EventInLines(std::string& lines, WatchFor what) {
 
 }  // namespace
 
-Result<WatchEnd> WatchKey(const EtcdEndpoint& endpoint, std::string_view key,
-                          int64_t start_revision, WatchFor what, TimePoint deadline,
-                          const Clock& clock, int wake_fd) {
+Result<WatchEnd> WatchKey(const EtcdClient& client, std::string_view key, int64_t start_revision,
+                          WatchFor what, TimePoint deadline, const Clock& clock, int wake_fd) {
+  if (client.preferred() == nullptr) return FailedPrecondition("etcd watch: no endpoint");
+  if (wake_fd < 0) return FailedPrecondition("etcd watch: no wake descriptor to stop it with");
+  const EtcdEndpoint& endpoint = *client.preferred();
   bool woken = false;
   VSC_ASSIGN_OR_RETURN(UniqueFd fd,
                        OpenWatch(endpoint, key, start_revision, wake_fd, deadline, clock, woken));

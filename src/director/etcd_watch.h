@@ -7,13 +7,16 @@
 // - every director waits for the service table's key to change (WatchFor::kAnyChange), and
 //   reads it then instead of polling it.
 //
-// The watch starts at `start_revision` (the key's mod_revision as last read + 1, so an event
-// since the caller last looked is reported at once) and ends at the first event of the kind
-// asked for, at `deadline`, or when `wake_fd` becomes readable (the caller's stop). An etcd that
-// cannot be reached, refuses or ends the watch (compaction) is an error: the caller falls back
-// to waiting for its periodic claim.
+// The watch goes to the client's preferred endpoint (the one that answered last), starts at
+// `start_revision` (the key's mod_revision as last read + 1, so an event since the caller last
+// looked is reported at once) and ends at the first event of the kind asked for, at `deadline`,
+// or when `wake_fd` becomes readable (the caller's stop; required, so that a stop never waits
+// for the deadline). An etcd that cannot be reached, refuses or ends the watch (compaction),
+// and a missing endpoint or wake descriptor, are errors: the caller then falls back to what it
+// did without a watch (the periodic claim, the table's poll).
 //
-// Thread: blocking, any thread (LeaseKeeper's). One connection per call, closed at return.
+// Thread: blocking, any thread (LeaseKeeper's, ServiceTableWatch's). One connection per call,
+// closed at return.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +31,7 @@ namespace vsc::director {
 enum class WatchFor { kDelete, kAnyChange };
 enum class WatchEnd { kEvent, kDeadline, kWoken };
 
-Result<WatchEnd> WatchKey(const EtcdEndpoint& endpoint, std::string_view key,
-                          int64_t start_revision, WatchFor what, TimePoint deadline,
-                          const Clock& clock, int wake_fd);
+Result<WatchEnd> WatchKey(const EtcdClient& client, std::string_view key, int64_t start_revision,
+                          WatchFor what, TimePoint deadline, const Clock& clock, int wake_fd);
 
 }  // namespace vsc::director

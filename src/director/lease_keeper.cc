@@ -84,12 +84,9 @@ void LeaseKeeper::Step(const LeaseAction& action) {
 }
 
 void LeaseKeeper::WaitUntil(std::unique_lock<std::mutex>& lock, TimePoint until) {
-  const std::optional<int64_t> from = lease_.WatchFrom();
-  const EtcdEndpoint* endpoint = client_.preferred();
-  if (from && endpoint != nullptr && wake_.fd() >= 0) {
+  if (const std::optional<int64_t> from = lease_.WatchFrom()) {
     lock.unlock();
-    auto end =
-        WatchKey(*endpoint, options_.key, *from, WatchFor::kDelete, until, clock_, wake_.fd());
+    auto end = WatchKey(client_, options_.key, *from, WatchFor::kDelete, until, clock_, wake_.fd());
     lock.lock();
     if (end.ok()) {
       if (*end == WatchEnd::kEvent) {

@@ -50,11 +50,9 @@ void ServiceTableWatch::Run() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     lock.unlock();
-    const std::optional<int64_t> from = ReadOnce();
-    const EtcdEndpoint* endpoint = client_.preferred();
-    if (from && endpoint != nullptr && wake_.fd() >= 0) {
+    if (const std::optional<int64_t> from = ReadOnce()) {
       const Clock& clock = DefaultClock();
-      auto end = WatchKey(*endpoint, key_, *from, WatchFor::kAnyChange,
+      auto end = WatchKey(client_, key_, *from, WatchFor::kAnyChange,
                           clock.Now() + kServiceTableResync, clock, wake_.fd());
       lock.lock();
       if (end.ok()) continue;  // changed, resync time, or Stop: read again (or end)

@@ -10,7 +10,7 @@
 // from again; while the key is absent it polls too.
 //
 // Thread: its own; `publish` runs on it. A failed read is logged when it starts failing and
-// when it recovers. Lifecycle: Start → Stop (wakes the thread, also out of a watch through an
+// when it recovers. Lifecycle: Start → Stop (wakes the thread, also out of a watch through a
 // WakeFd, joins; at most one etcd call's timeout per endpoint).
 #pragma once
 
