@@ -434,7 +434,13 @@ net::HttpResponse AdminApi::Replication() {
                           {"fenced_epoch", s.fenced_epoch},
                           {"promoting", s.promoting},
                           {"promotion", s.promotion},
-                          {"fenced_acks", c.fenced_acks.Get()}}},
+                          {"fenced_acks", c.fenced_acks.Get()},
+                          {"in_sync_record",
+                           {{"kept", s.in_sync_recorded_required},
+                            {"members", s.in_sync_recorded},
+                            {"epoch", s.in_sync_recorded_epoch},
+                            {"answers_held", s.answers_held},
+                            {"error", s.in_sync_error}}}}},
                         {"replicas", replicas}});
 }
 

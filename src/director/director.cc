@@ -319,9 +319,30 @@ Status Director::StartReplication() {
                config_.commit_policy);
   if (!config_.etcd_endpoints.empty()) {
     StartLeaseKeeper();
+    StartInSyncRecorder();
     StartServiceTableWatch();
   }
   return Status::Ok();
+}
+
+void Director::StartInSyncRecorder() {
+  if (*replication::ParseCommitPolicy(config_.commit_policy) != replication::CommitPolicy::kAll) {
+    return;  // the record's rule holds under `all` only (in_sync_record.h)
+  }
+  const std::string prefix = "/vscluster/" + config_.cluster_name;
+  in_sync_recorder_ = std::make_unique<InSyncRecorder>(
+      EtcdClientFor(config_), prefix + "/in_sync", prefix + "/sequencer",
+      [this](uint64_t epoch, Result<std::optional<InSyncRecord>> record) {
+        asio::post(control_io_, [this, epoch, record = std::move(record)]() mutable {
+          replicator_->OnInSyncRead(epoch, std::move(record));
+        });
+      },
+      [this](const InSyncRecord& record, const Status& status) {
+        asio::post(control_io_,
+                   [this, record, status] { replicator_->OnInSyncWritten(record, status); });
+      });
+  in_sync_recorder_->Start();
+  replicator_->SetInSyncStore(in_sync_recorder_.get());
 }
 
 void Director::OnLeaseView(const LeaseView& view) {
@@ -392,6 +413,7 @@ void Director::Stop() {
   if (control_thread_.joinable()) control_thread_.join();
   // After the replicator stopped: the revoke lets a standby take over at once.
   if (lease_keeper_) lease_keeper_->Stop();
+  if (in_sync_recorder_) in_sync_recorder_->Stop();
   if (table_watch_) table_watch_->Stop();
   pool_.Stop();
   pool_.Join();

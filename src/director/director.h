@@ -31,6 +31,7 @@
 #include "director/control_server.h"
 #include "director/director_config.h"
 #include "director/etcd_service_editor.h"
+#include "director/in_sync_recorder.h"
 #include "director/lease_keeper.h"
 #include "director/read_router.h"
 #include "director/replicator.h"
@@ -96,6 +97,8 @@ class Director {
   Status StartReplication();
   // etcd_endpoints set: the thread that claims and renews the sequencer lease (issue 11).
   void StartLeaseKeeper();
+  // etcd_endpoints set and policy `all`: the thread that keeps the in-sync record in etcd.
+  void StartInSyncRecorder();
   // On the control thread: a new view of the sequencer lease, for the replicator and, as a
   // standby or not, for the control server.
   void OnLeaseView(const LeaseView& view);
@@ -132,10 +135,11 @@ class Director {
   std::unique_ptr<ServiceTableWatch> table_watch_;    // null without etcd_endpoints
   std::shared_ptr<StateSync> state_sync_;             // null without sync_peers
   std::unique_ptr<RingRouter> ring_router_;
-  std::unique_ptr<RingPort> ring_port_;        // clients: table, owner, via-director
-  std::unique_ptr<Replicator> replicator_;     // null when replication is off
-  std::unique_ptr<LeaseKeeper> lease_keeper_;  // null without etcd_endpoints
-  std::unique_ptr<ReadRelay> read_relay_;      // before write_server_: its sessions use it
+  std::unique_ptr<RingPort> ring_port_;               // clients: table, owner, via-director
+  std::unique_ptr<Replicator> replicator_;            // null when replication is off
+  std::unique_ptr<LeaseKeeper> lease_keeper_;         // null without etcd_endpoints
+  std::unique_ptr<InSyncRecorder> in_sync_recorder_;  // null without etcd or policy `all`
+  std::unique_ptr<ReadRelay> read_relay_;             // before write_server_: its sessions use it
   std::unique_ptr<WriteServer> write_server_;
   std::unique_ptr<ReadRouter> read_router_;
   std::unique_ptr<AdminApi> admin_;

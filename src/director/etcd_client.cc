@@ -93,4 +93,10 @@ Result<etcd::TxnResult> EtcdClient::PutIfModRevision(std::string_view key, std::
                                etcd::ParseTxn);
 }
 
+Result<etcd::TxnResult> EtcdClient::PutIfCreatedAt(std::string_view guard, int64_t create_revision,
+                                                   std::string_view key, std::string_view value) {
+  return Call<etcd::TxnResult>(
+      "/v3/kv/txn", etcd::PutIfCreatedAtBody(guard, create_revision, key, value), etcd::ParseTxn);
+}
+
 }  // namespace vsc::director

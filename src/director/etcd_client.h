@@ -50,6 +50,10 @@ class EtcdClient {
   // either way the key as it stands after the transaction.
   Result<etcd::TxnResult> PutIfModRevision(std::string_view key, std::string_view value,
                                            int64_t mod_revision);
+  // Puts `key` = `value` if `guard` exists and was created at `create_revision`; either way
+  // `key` as it stands after the transaction.
+  Result<etcd::TxnResult> PutIfCreatedAt(std::string_view guard, int64_t create_revision,
+                                         std::string_view key, std::string_view value);
   // The endpoint that answered last (for a watch, etcd_watch.h); nullptr when none is configured.
   const EtcdEndpoint* preferred() const {
     return endpoints_.empty() ? nullptr : &endpoints_[preferred_ % endpoints_.size()];

@@ -134,9 +134,10 @@ std::string RangeBody(std::string_view key) { return json{{"key", Base64Encode(k
 
 namespace {
 
-// compare(target(key) == value) → put(key, value[, lease]) and read it back; else read it.
-std::string GuardedPutBody(std::string_view key, std::string_view value, const char* target,
-                           const char* field, int64_t expected, int64_t lease_id) {
+// compare(target(guard) == expected) → put(key, value[, lease]) and read it back; else read it.
+std::string GuardedPutBody(std::string_view guard, std::string_view key, std::string_view value,
+                           const char* target, const char* field, int64_t expected,
+                           int64_t lease_id) {
   const std::string k = Base64Encode(key);
   json read = {{"request_range", {{"key", k}}}};
   json put_fields = {{"key", k}, {"value", Base64Encode(value)}};
@@ -145,7 +146,7 @@ std::string GuardedPutBody(std::string_view key, std::string_view value, const c
   json body = {
       {"compare", json::array({{{"target", target},
                                 {"result", "EQUAL"},
-                                {"key", k},
+                                {"key", Base64Encode(guard)},
                                 {field, std::to_string(expected)}}})},
       {"success", json::array({put, read})},
       {"failure", json::array({read})},
@@ -156,12 +157,17 @@ std::string GuardedPutBody(std::string_view key, std::string_view value, const c
 }  // namespace
 
 std::string CreateWithLeaseBody(std::string_view key, std::string_view value, int64_t lease_id) {
-  return GuardedPutBody(key, value, "CREATE", "create_revision", 0, lease_id);
+  return GuardedPutBody(key, key, value, "CREATE", "create_revision", 0, lease_id);
 }
 
 std::string PutIfModRevisionBody(std::string_view key, std::string_view value,
                                  int64_t mod_revision) {
-  return GuardedPutBody(key, value, "MOD", "mod_revision", mod_revision, 0);
+  return GuardedPutBody(key, key, value, "MOD", "mod_revision", mod_revision, 0);
+}
+
+std::string PutIfCreatedAtBody(std::string_view guard, int64_t create_revision,
+                               std::string_view key, std::string_view value) {
+  return GuardedPutBody(guard, key, value, "CREATE", "create_revision", create_revision, 0);
 }
 
 Result<Lease> ParseGrant(int http_status, std::string_view body) {

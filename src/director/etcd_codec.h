@@ -1,8 +1,9 @@
 // The JSON bodies of etcd's v3 gRPC gateway (etcd 3.4: POST /v3/<service>/<method>, keys and
 // values in base64, 64-bit integers as JSON strings) and the parsing of its answers. Pure: no
 // I/O; EtcdClient (etcd_client.h) carries them. Only the calls the sequencer lease needs:
-// lease grant, keepalive and revoke, a range read, the create-if-absent transaction, and the
-// service table's put-if-unchanged transaction (etcd_service_editor.h).
+// lease grant, keepalive and revoke, a range read, the create-if-absent transaction, the
+// service table's put-if-unchanged transaction (etcd_service_editor.h) and the in-sync record's
+// put-while-holding-the-sequencer transaction (in_sync_recorder.h).
 //
 // Answer parsers take the HTTP status and the body. An error answer ({"error", "message",
 // "code"} with a gRPC code, or a keepalive stream's {"error": {...}}) becomes a Status:
@@ -50,6 +51,11 @@ std::string CreateWithLeaseBody(std::string_view key, std::string_view value, in
 // etcd compares an absent key as mod_revision 0, so 0 creates the key only if it is absent.
 std::string PutIfModRevisionBody(std::string_view key, std::string_view value,
                                  int64_t mod_revision);
+// compare create_revision(guard) == create_revision → put(key, value) and read it back; else
+// read it. The in-sync record (in_sync_recorder.h): only the director whose sequencer key etcd
+// created at that revision (its epoch) may write it.
+std::string PutIfCreatedAtBody(std::string_view guard, int64_t create_revision,
+                               std::string_view key, std::string_view value);
 
 // Answers.
 Result<Lease> ParseGrant(int http_status, std::string_view body);

@@ -178,6 +178,10 @@ void Replicator::Stop() {
 void Replicator::FailWaiting(
     const std::function<std::pair<int, std::string>(uint64_t seq)>& outcome) {
   for (auto& [seq, w] : waiting_) {
+    if (w.held) {
+      AnswerHeldUnknown(seq, w);
+      continue;
+    }
     auto [code, error] = outcome(seq);
     proto::WriteResponse resp;
     resp.set_ok(false);
@@ -387,6 +391,8 @@ void Replicator::Tick() {
   digests_.ForgetSteps(low);
   verifies_.Tick(now);
   MaybeFinishPromotion();
+  RecordInSync();  // a replica that caught up joins etcd's set lazily; a failed write again
+  ReleaseHeldIfCovered();
   SendSnapshotOrders();
   for (auto& [id, r] : replicas_) Pump(r);
 }
@@ -431,6 +437,13 @@ ReplicationStatus Replicator::GetStatus() const {
   s.fenced_epoch = fenced_epoch_;
   s.promoting = promoting_;
   s.promotion = promotion_outcome_;
+  s.in_sync_recorded_required = KeepsInSyncRecord();
+  if (const auto& rec = in_sync_.recorded()) {
+    s.in_sync_recorded.assign(rec->members.begin(), rec->members.end());
+    s.in_sync_recorded_epoch = rec->epoch;
+  }
+  s.answers_held = held_;
+  s.in_sync_error = in_sync_error_;
   for (const auto& [id, r] : replicas_) {
     ReplicaInfo i;
     i.id = id;

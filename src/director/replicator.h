@@ -23,6 +23,10 @@
 //   lease (...)", "another director holds the sequencer lease (...)"). Every Replicate and
 //   InstallSnapshot carries the epoch; a replica that has seen a newer one refuses it, and the
 //   ack that says so (fence_epoch) stops this director sequencing until it holds a newer lease.
+// - With an InSyncStore (SetInSyncStore: under a lease, commit policy `all`;
+//   replicator_in_sync.cc) it keeps its in-sync set in etcd (in_sync_record.h): an answer is
+//   released only while etcd's set is within the replicas in sync now, and a promotion resumes
+//   only once a replica of the last recorded set has registered.
 //
 // Thread: the control thread (DESIGN §4); every method, callback and link call runs there.
 // Lifetime: created by the Director before the control thread runs; Stop() on the control thread
@@ -45,6 +49,7 @@
 #include "director/catch_up.h"
 #include "director/control_plane.h"
 #include "director/digest_follower.h"
+#include "director/in_sync_record.h"
 #include "director/read_queue.h"
 #include "director/replica_window.h"
 #include "director/sequencer_lease.h"
@@ -171,6 +176,14 @@ struct ReplicationStatus {
   uint64_t fenced_epoch = 0;  // the newest epoch a replica reported above ours
   bool promoting = false;     // learning where the replicas stand before sequencing
   std::string promotion;      // how the last promotion chose the head
+  // The in-sync record (SetInSyncStore): kept at all; the set etcd holds as far as this director
+  // knows, and the epoch that wrote it; answers decided but held until etcd has a set within the
+  // replicas in sync now.
+  bool in_sync_recorded_required = false;
+  std::vector<std::string> in_sync_recorded;
+  uint64_t in_sync_recorded_epoch = 0;
+  size_t answers_held = 0;
+  std::string in_sync_error;  // the last failed read or write of the record
 };
 
 // How a registering server takes part in replication.
@@ -221,6 +234,11 @@ class Replicator {
   // Sequences a checksum marker; its seq names the verification. Unavailable with no replica.
   Result<uint64_t> StartVerify();
   std::optional<VerifyReport> Verify(uint64_t seq) const;
+  // The in-sync record's store (require_lease and policy `all` only; otherwise ignored). The
+  // store outlives the replicator; its answers come back through the two calls below.
+  void SetInSyncStore(InSyncStore* store);
+  void OnInSyncRead(uint64_t epoch, Result<std::optional<InSyncRecord>> record);
+  void OnInSyncWritten(const InSyncRecord& record, const Status& status);
 
   // Replicas that can take reads now (load left 0 except reported in-flight work).
   std::vector<ReadCandidate> ReadCandidates() const;
@@ -315,6 +333,16 @@ class Replicator {
   // The in-sync peer furthest ahead, other than `except`; `avoid` only when no other is healthy.
   const Replica* HealthyPeer(const std::string& except, const std::string& avoid) const;
   std::optional<replication::Digest> AgreedAt(uint64_t seq) const;
+  // The in-sync record (replicator_in_sync.cc). Whether it is kept; the record to write when the
+  // in-sync set changed; answers held until etcd's set is covered, released when it is, or
+  // answered as unknown when this director stops sequencing under their epoch.
+  bool KeepsInSyncRecord() const { return in_sync_store_ != nullptr; }
+  void RecordInSync();
+  void ReleaseHeldIfCovered();
+  void FailHeld();
+  // Promotion: the last record has been read and one of its replicas registered (asks etcd
+  // again while it waits, so that an operator's deletion of the key is seen).
+  bool PromotionMayUseRecord(const ReplicaSet& registered);
   void Tick();
   void ArmTimer();
   void Notify(const Listener& l) const {
@@ -345,12 +373,19 @@ class Replicator {
     std::string key;  // idempotency key, "" none
     // Retries of the same key that arrived while this write waited: they get its answer.
     std::vector<std::pair<uint64_t, WriteDone>> joined;
+    // Decided, not yet released: etcd's in-sync set is not within the replicas in sync now.
+    std::optional<proto::WriteResponse> held;
   };
   std::map<uint64_t, Waiting> waiting_;           // sequenced, not decided
   std::map<std::string, uint64_t> waiting_keys_;  // idempotency key -> its seq in waiting_
   // Answers the write waiting at `seq` and every retry joined to it, and forgets its key and
   // bytes (the caller erases it). An unknown outcome of a keyed write says to retry with the key.
   void AnswerWaiting(uint64_t seq, Waiting& w, proto::WriteResponse resp);
+  // Counts a decided write's answer as committed or failed.
+  void CountAnswer(const proto::WriteResponse& resp);
+  // Answers a held write: applied by the replicas in sync, but its answer relied on a set etcd
+  // does not hold; the caller erases it.
+  void AnswerHeldUnknown(uint64_t seq, Waiting& w);
   uint64_t queued_bytes_ = 0;  // `bytes` of every write in batch_ and waiting_
   uint64_t committed_seq_ = 0;
 
@@ -375,6 +410,16 @@ class Replicator {
   bool promoting_ = false;
   TimePoint promotion_until_{};
   std::string promotion_outcome_;
+
+  // The in-sync record (SetInSyncStore).
+  InSyncStore* in_sync_store_ = nullptr;
+  InSyncLedger in_sync_;
+  size_t held_ = 0;  // entries of waiting_ with `held`
+  enum class RecordRead { kNone, kReading, kRead };
+  RecordRead promotion_read_ = RecordRead::kNone;
+  std::optional<InSyncRecord> promotion_record_;  // as read, for the promotion under way
+  TimePoint promotion_read_at_{};
+  std::string in_sync_error_;  // the last failed read or write
 };
 
 }  // namespace vsc::director

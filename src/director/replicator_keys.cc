@@ -32,9 +32,21 @@ bool Replicator::HandledByKey(const proto::WriteRequest& request, WriteDone& don
 
 void Replicator::Wait(uint64_t seq, Accepted& accepted) {
   if (!accepted.key.empty()) waiting_keys_[accepted.key] = seq;
-  waiting_[seq] = Waiting{
-      accepted.request_id, std::move(accepted.done), accepted.bytes, std::move(accepted.key), {}};
+  waiting_[seq] = Waiting{accepted.request_id,
+                          std::move(accepted.done),
+                          accepted.bytes,
+                          std::move(accepted.key),
+                          {},
+                          {}};
   queued_bytes_ += accepted.bytes;
+}
+
+void Replicator::CountAnswer(const proto::WriteResponse& resp) {
+  if (resp.ok()) {
+    counters_.writes_committed.Add();
+  } else if (resp.code() != kWriteUnknown) {
+    counters_.writes_failed.Add();
+  }
 }
 
 void Replicator::AnswerWaiting(uint64_t seq, Waiting& w, proto::WriteResponse resp) {

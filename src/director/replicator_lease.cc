@@ -31,6 +31,8 @@ void Replicator::SetLease(const LeaseView& view) {
   if (!options_.require_lease || stopped_) return;
   const bool was = !NotSequencing().has_value();
   lease_ = view;
+  // Held answers relied on a set etcd may now never take from this director.
+  if (!view.held) FailHeld();
   if (view.held && view.epoch == sequencer_->epoch()) adopt_error_.clear();
   if (view.held && view.epoch != sequencer_->epoch()) {
     if (Status s = log_->AdoptEpoch(view.epoch); !s.ok()) {

@@ -30,19 +30,25 @@ void Replicator::StartPromotion() {
   // head is chosen; nothing new is sequenced or sent meanwhile (NotSequencing).
   promoting_ = true;
   promotion_until_ = clock_.Now() + options_.promotion_wait;
+  // Answers held under the previous epoch relied on a set etcd never took from it.
+  FailHeld();
+  promotion_record_.reset();
+  promotion_read_ = RecordRead::kNone;
   spdlog::info("replication: promotion under epoch {}: waiting {} ms for the replicas' positions",
                sequencer_->epoch(), ToMillis(options_.promotion_wait));
   MaybeFinishPromotion();
 }
 
 void Replicator::MaybeFinishPromotion() {
-  if (!promoting_ || clock_.Now() < promotion_until_) return;
+  if (!promoting_) return;
+  ReplicaSet registered;
   for (const auto& [id, r] : replicas_) {
-    if (r.link && Candidate(r.state)) {
-      FinishPromotion();
-      return;
-    }
+    if (r.link && Candidate(r.state)) registered.insert(id);
   }
+  // The last in-sync set is read from the start of the window (replicator_in_sync.cc).
+  if (!PromotionMayUseRecord(registered)) return;
+  if (clock_.Now() < promotion_until_ || registered.empty()) return;
+  FinishPromotion();
 }
 
 void Replicator::FinishPromotion() {
@@ -105,6 +111,7 @@ void Replicator::FinishPromotion() {
   spdlog::info("replication: promotion done under epoch {}: {}", sequencer_->epoch(),
                choice.reason);
   PlaceHeldReplicas();
+  RecordInSync();  // nothing is answered under this epoch before etcd has its set
 }
 
 void Replicator::PlaceHeldReplicas() {

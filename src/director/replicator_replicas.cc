@@ -278,41 +278,64 @@ void Replicator::OnAck(const std::string& id, const proto::ReplicaAck& ack) {
   Notify(progress_);
 }
 
+namespace {
+
+// The writer's answer to a decision (before the in-sync record may hold it).
+proto::WriteResponse DecisionAnswer(const replication::Decision& d, uint64_t epoch) {
+  proto::WriteResponse resp;
+  resp.set_seq(d.seq);
+  resp.set_epoch(epoch);
+  resp.set_code(d.result.code);
+  resp.set_rows_changed(d.result.rows_changed);
+  AddStatementOutcomes(d.result, resp);
+  if (d.unacknowledged) {
+    resp.set_ok(false);
+    resp.set_code(kWriteUnknown);
+    resp.set_error("outcome unknown: every replica went down before acknowledging seq " +
+                   std::to_string(d.seq) +
+                   "; the write is in the log and is applied when a replica returns");
+    return resp;
+  }
+  resp.set_ok(d.result.code == 0);
+  if (d.result.code != 0) {
+    resp.set_error("statement failed on the replicas and was rolled back everywhere: " +
+                   d.result.error);
+  }
+  if (d.result.duplicate_of != 0) {
+    // The key was applied before: the answer is that application's, at its seq.
+    resp.set_duplicate(true);
+    resp.set_seq(d.result.duplicate_of);
+  }
+  return resp;
+}
+
+}  // namespace
+
 void Replicator::Decide(std::vector<replication::Decision> decisions) {
+  if (decisions.empty()) return;
+  ReleaseHeldIfCovered();  // a replica back in sync may cover etcd's set again
+  // Whether etcd's in-sync set is within the replicas in sync (in_sync_record.h); asked once,
+  // and again after a divergence below changed the set.
+  enum class Cover { kUnknown, kYes, kNo } cover = Cover::kUnknown;
   for (replication::Decision& d : decisions) {
     committed_seq_ = std::max(committed_seq_, d.seq);
     if (!d.unacknowledged) digests_.RecordAgreed(d.seq, d.digest);
     verifies_.OnDecided(d.seq, d.result.checksum);
     if (auto w = waiting_.find(d.seq); w != waiting_.end()) {
-      proto::WriteResponse resp;
-      resp.set_seq(d.seq);
-      resp.set_epoch(sequencer_->epoch());
-      resp.set_code(d.result.code);
-      resp.set_rows_changed(d.result.rows_changed);
-      AddStatementOutcomes(d.result, resp);
-      if (d.unacknowledged) {
-        resp.set_ok(false);
-        resp.set_code(kWriteUnknown);
-        resp.set_error("outcome unknown: every replica went down before acknowledging seq " +
-                       std::to_string(d.seq) +
-                       "; the write is in the log and is applied when a replica returns");
-      } else if (d.result.code == 0) {
-        resp.set_ok(true);
-        counters_.writes_committed.Add();
+      proto::WriteResponse resp = DecisionAnswer(d, sequencer_->epoch());
+      if (KeepsInSyncRecord() && cover == Cover::kUnknown) {
+        cover = in_sync_.Covered(Participants()) ? Cover::kYes : Cover::kNo;
+      }
+      if (cover == Cover::kNo) {
+        w->second.held = std::move(resp);
+        held_++;
+        RecordInSync();
       } else {
-        resp.set_ok(false);
-        resp.set_error("statement failed on the replicas and was rolled back everywhere: " +
-                       d.result.error);
-        counters_.writes_failed.Add();
+        CountAnswer(resp);
+        Waiting waiting = std::move(w->second);
+        waiting_.erase(w);
+        AnswerWaiting(d.seq, waiting, std::move(resp));
       }
-      if (d.result.duplicate_of != 0 && !d.unacknowledged) {
-        // The key was applied before: the answer is that application's, at its seq.
-        resp.set_duplicate(true);
-        resp.set_seq(d.result.duplicate_of);
-      }
-      Waiting waiting = std::move(w->second);
-      waiting_.erase(w);
-      AnswerWaiting(d.seq, waiting, std::move(resp));
     }
     for (const std::string& id : d.divergent) {
       auto it = replicas_.find(id);
@@ -324,6 +347,7 @@ void Replicator::Decide(std::vector<replication::Decision> decisions) {
       OrderSnapshot(
           r, ReplicationState::kDiverged,
           "its outcome or digest at seq " + std::to_string(d.seq) + " differs from the majority's");
+      cover = Cover::kUnknown;
     }
   }
 }

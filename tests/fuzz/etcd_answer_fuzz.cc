@@ -1,12 +1,15 @@
 // Fuzzes the parsers of etcd's v3 JSON gateway answers (src/director/etcd_codec.h): one watch
 // stream message, and the grant, keepalive, revoke, range and txn answers, under the HTTP status
-// the first byte picks. None may crash; a parsed watch message must be self-consistent.
+// the first byte picks; and the in-sync record, a value read from etcd (in_sync_record.h). None
+// may crash; a parsed watch message must be self-consistent, a parsed record encodes back to a
+// value that parses to itself.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "director/etcd_codec.h"
+#include "director/in_sync_record.h"
 
 using namespace vsc::director::etcd;
 
@@ -25,5 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseRevoke(status, in);
   (void)ParseRange(status, in);
   (void)ParseTxn(status, in);
+  if (auto r = vsc::director::ParseInSyncRecord(in); r.ok()) {
+    auto back = vsc::director::ParseInSyncRecord(vsc::director::EncodeInSyncRecord(*r));
+    if (!back.ok() || !(*back == *r)) std::abort();
+  }
   return 0;
 }

@@ -57,6 +57,22 @@ TEST(EtcdCodecTest, PutIfModRevisionComparesTheModRevisionAndPutsWithoutALease) 
   EXPECT_EQ(json::parse(PutIfModRevisionBody("k", "v", 0))["compare"][0]["mod_revision"], "0");
 }
 
+// The in-sync record's put: compared on the sequencer key's create_revision, the put on another.
+TEST(EtcdCodecTest, PutIfCreatedAtComparesTheGuardKeyAndPutsTheOther) {
+  const json txn =
+      json::parse(PutIfCreatedAtBody("/vscluster/c/sequencer", 77, "/vscluster/c/in_sync", "v"));
+  const std::string rec = Base64Encode("/vscluster/c/in_sync");
+  ASSERT_EQ(txn["compare"].size(), 1u);
+  EXPECT_EQ(txn["compare"][0]["target"], "CREATE");
+  EXPECT_EQ(txn["compare"][0]["key"], Base64Encode("/vscluster/c/sequencer"));
+  EXPECT_EQ(txn["compare"][0]["create_revision"], "77");
+  EXPECT_EQ(txn["success"][0]["request_put"]["key"], rec);
+  EXPECT_EQ(txn["success"][0]["request_put"]["value"], Base64Encode("v"));
+  EXPECT_FALSE(txn["success"][0]["request_put"].contains("lease")) << "outlives its writer";
+  EXPECT_EQ(txn["success"][1]["request_range"]["key"], rec);
+  EXPECT_EQ(txn["failure"][0]["request_range"]["key"], rec);
+}
+
 TEST(EtcdCodecTest, ParsesGrantKeepAliveAndRevoke) {
   auto g =
       ParseGrant(200, std::string("{") + kHeader + R"(,"ID":"4111120378023639045","TTL":"5"})");
