@@ -251,7 +251,15 @@ ControlServer::Next ControlServer::OnSessionFrame(SessionState& st,
 }
 
 ControlServer::Next ControlServer::OnRegister(SessionState& st, const proto::Register& reg) {
-  if (standby_for_) return RefuseStandby(st, reg, *standby_for_);
+  if (standby_for_ && !floating_vip_) return RefuseStandby(st, reg, *standby_for_);
+  if (standby_for_ && !standby_accepting_logged_) {
+    standby_accepting_logged_ = true;
+    spdlog::warn(
+        "standby: accepting the registration of '{}' on the floating VIP, which keepalived moved "
+        "here while {} holds the sequencer lease: lookups are served now, writes wait for the "
+        "lease",
+        reg.id(), *standby_for_);
+  }
   Admission admission;
   if (replicator_ != nullptr) admission = replicator_->Admit(reg);
   const membership::ServerRecord* before = plane_.membership().Find(reg.id());
@@ -312,6 +320,7 @@ ControlServer::Next ControlServer::RefuseStandby(SessionState& st, const proto::
 void ControlServer::SetStandby(const std::optional<std::string>& holder) {
   const bool was = standby_for_.has_value();
   standby_for_ = holder;
+  if (!holder) standby_accepting_logged_ = false;
   if (!holder || was) return;
   spdlog::warn(
       "{} holds the sequencer lease: this director is a standby; closing {} control sessions so "

@@ -83,6 +83,10 @@ class ControlServer {
   // becomes set, every open control session is closed, so the real servers find the active
   // director (agent.h).
   void SetStandby(const std::optional<std::string>& holder);
+  // floating_vip: the control port listens on a VIP keepalived moves, so a registration that
+  // reaches it found the VIP on this host. A standby then accepts it (the server takes lookups
+  // at once; as a replica it waits for this director to hold the lease) instead of refusing.
+  void SetFloatingVip(bool floating) { floating_vip_ = floating; }
 
   // Operator remove (ControlPlane::Remove), then tell the server's process, if its session is
   // open, with Command "removed" and close that session; its heartbeat window is forgotten.
@@ -135,6 +139,8 @@ class ControlServer {
   LogThrottle auth_log_{std::chrono::seconds(5)};
   LogThrottle standby_log_{std::chrono::seconds(5)};
   std::optional<std::string> standby_for_;  // SetStandby
+  bool floating_vip_ = false;               // SetFloatingVip
+  bool standby_accepting_logged_ = false;   // while standby_for_: logged once
   // Open control sessions by server id, to close the session of a server declared DOWN so that
   // it reconnects and registers again.
   struct OpenSession {

@@ -312,6 +312,7 @@ Status Director::StartReplication() {
                               if (sql_http_) sql_http_->OnProgress();
                             });
   control_->SetReplicator(replicator_.get());
+  control_->SetFloatingVip(config_.floating_vip);
   admin_->SetReplication(replicator_.get(), write_server_.get(), read_router_.get());
   replicator_->Start();
   spdlog::info("replication on: write port {}, SQL read port {}, log {}, policy {}",

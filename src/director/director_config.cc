@@ -100,6 +100,10 @@ void DirectorConfig::Bind(ConfigTable& t) {
   t.Bind("promotion_wait_ms", &promotion_wait_ms,
          "after taking the sequencer lease, how long the director waits for the replicas to "
          "register before it resumes the log at the highest position they report");
+  t.Bind("floating_vip", &floating_vip,
+         "listen is a VIP that keepalived moves between the director hosts: a standby that "
+         "receives a real server's registration on it holds the VIP, so it accepts the server "
+         "and serves lookups before it holds the sequencer lease (writes still wait for it)");
   t.Bind("sync_peers", &sync_peers,
          "HOST:PORT of each other director's sync port: persistence templates and UDP nat "
          "sessions are sent there (and taken from there), so a standby keeps those clients on "

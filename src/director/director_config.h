@@ -62,6 +62,10 @@ struct DirectorConfig {
   uint32_t sequencer_lease_ttl_ms = 3000;  // etcd grants whole seconds (rounded up), 2 s at least
   uint32_t etcd_timeout_ms = 1000;         // one etcd request; at most a third of the TTL
   uint32_t promotion_wait_ms = 1000;       // after taking the lease: time for replicas to register
+  // `listen` is a VIP keepalived moves between the director hosts: a registration reaching this
+  // director's control port found the VIP here, so a standby accepts it (lookups only; replicas
+  // wait for the lease) instead of refusing it (ControlServer::SetStandby).
+  bool floating_vip = false;
   // State sync (LVS's sync daemon): persistence templates and UDP nat sessions sent to the other
   // directors' sync ports, so a standby that takes over keeps those clients where they were.
   std::vector<std::string> sync_peers;  // "HOST:PORT" of each peer; empty = no sync socket

@@ -38,7 +38,10 @@ void Replicator::OnInSyncWritten(const InSyncRecord& record, const Status& statu
   }
   in_sync_error_.clear();
   in_sync_.OnRecorded(record);
+  const size_t held = held_;
   ReleaseHeldIfCovered();
+  spdlog::info("in-sync record: etcd holds ({}) under epoch {} at seq {}; {} held answers released",
+               JoinReplicaSet(record.members), record.epoch, record.seq, held - held_);
 }
 
 void Replicator::ReleaseHeldIfCovered() {

@@ -15,6 +15,7 @@
 #include "netns/failover_load.h"
 #include "netns/keepalived_host.h"
 #include "netns/netns_cluster.h"
+#include "realserver/director_list.h"
 #ifndef VSC_SOURCE_DIR
 #error "VSC_SOURCE_DIR must name the source tree (docs/keepalived/)"
 #endif
@@ -31,7 +32,10 @@ inline constexpr uint16_t kAdminPort = 7200;  // as in docs/keepalived/*.conf
 inline constexpr uint16_t kWritePort = 7300;
 inline constexpr uint32_t kTtlMs = 2000;
 inline constexpr Duration kVipBound = 2730ms;
-inline constexpr Duration kLookupBound = kVipBound + 4000ms;
+// The directors run with floating_vip, so B takes the real servers as soon as the VIP is on its
+// host: a server's next attempt comes at most its longest back-off later (DirectorList), then
+// two heartbeat periods (100 ms) make it ACTIVE.
+inline constexpr Duration kLookupBound = kVipBound + realserver::DirectorList::kMaxBackoff + 200ms;
 inline const char* const kDirectors[] = {"dira", "dirb"};
 
 inline bool Contains(const std::string& text, const std::string& part) {
@@ -170,6 +174,7 @@ class NetnsVrrpTest : public ::testing::Test {
     std::vector<std::string> args = {"director",
                                      "--listen",
                                      kVip,
+                                     "--floating-vip",
                                      "--key-file",
                                      dir_ + "/cluster.key",
                                      "--lookup-port",

@@ -1,6 +1,7 @@
 // An agent given several directors (issue 11): a standby turns it away (REFUSAL_STANDBY) and it
 // registers with the next one at once; a director that becomes a standby closes its sessions,
-// and the agent finds the active director; a director that is gone is passed over.
+// and the agent finds the active director; a director that is gone is passed over; a standby on a
+// floating VIP (keepalived moved it to its host) takes the agent at once.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -49,6 +50,17 @@ TEST(AgentRotationTest, ADirectorThatBecomesAStandbyClosesItsSessionsAndTheAgent
       << "A kept the server's session: " << a.State("rs1");
   EXPECT_EQ(agent.agent().counters().sessions_lost.Get(), 1u);
   EXPECT_GE(a.Refusals(kStandby), 1u) << "the agent tried A first again, and A turned it away";
+}
+
+TEST(AgentRotationTest, AStandbyOnAFloatingVipTakesTheAgentThatReachedIt) {
+  Director standby(kWall, 0);
+  standby.SetStandby("director A");
+  standby.SetFloatingVip(true);
+  AgentProcess agent(kWall, std::vector<uint16_t>{standby.control_port()});
+  ASSERT_TRUE(Eventually([&] { return standby.State("rs1") == "ACTIVE"; }))
+      << "the VIP is on the standby's host: it serves the server's lookups before the lease";
+  EXPECT_EQ(standby.Refusals(kStandby), 0u);
+  EXPECT_EQ(agent.agent().counters().standby_refusals.Get(), 0u);
 }
 
 TEST(AgentRotationTest, ADirectorThatIsGoneIsPassedOverAtOnce) {

@@ -142,6 +142,13 @@ class Director {
       return 0;
     });
   }
+  // floating_vip (ControlServer::SetFloatingVip).
+  void SetFloatingVip(bool floating) {
+    OnLoop([&] {
+      server_.SetFloatingVip(floating);
+      return 0;
+    });
+  }
   uint16_t control_port() const { return server_.control_port(); }
   uint16_t heartbeat_port() const { return server_.heartbeat_port(); }
 

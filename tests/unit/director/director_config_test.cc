@@ -51,6 +51,7 @@ etcd_endpoints = ["http://127.0.0.1:2379", "10.0.0.9:2379"]
 cluster_name = "prod"
 sequencer_lease_ttl_ms = 6000
 etcd_timeout_ms = 700
+floating_vip = true
 )";
 
 void ExpectEveryKeySet(const DirectorConfig& c) {
@@ -91,6 +92,7 @@ void ExpectEveryKeySet(const DirectorConfig& c) {
   EXPECT_EQ(c.cluster_name, "prod");
   EXPECT_EQ(c.sequencer_lease_ttl_ms, 6000u);
   EXPECT_EQ(c.etcd_timeout_ms, 700u);
+  EXPECT_TRUE(c.floating_vip);
 }
 
 TEST(DirectorConfigTest, EveryKeySetsItsOwnField) {
