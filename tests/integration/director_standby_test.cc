@@ -61,6 +61,27 @@ TEST_F(DirectorStandbyTest, TheStandbyRefusesWritesAndTakesOverAfterAKill9UnderA
       << on_b.error();
 }
 
+// A stopped director (SIGTERM) revokes its lease on the way out, and the standby, watching the
+// key, claims it at once: well inside the TTL a kill -9 leaves it to wait.
+TEST_F(DirectorStandbyTest, AStoppedDirectorHandsTheLeaseToTheStandbyAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(StartA());
+  ASSERT_NO_FATAL_FAILURE(StartB());
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto j = Replication(b_.admin_port, b_.token);
+        return j && Contains((*j)["sequencer"].value("reason", ""),
+                             "another director holds the sequencer lease");
+      },
+      10s, 20ms));
+  ASSERT_TRUE(cluster_->SignalDirector(SIGTERM).ok());
+  const TimePoint stopped = clock_.Now();
+  ASSERT_TRUE(WaitUntil([&] { return HoldsLease(b_.admin_port, b_.token); }, 10s, 10ms))
+      << "B never took over";
+  const Duration takeover = clock_.Now() - stopped;
+  std::printf("takeover after SIGTERM: %.0f ms (TTL %u ms)\n", ToMillis(takeover), kTtlMs);
+  EXPECT_LT(takeover, std::chrono::milliseconds(kTtlMs / 2)) << ToMillis(takeover) << " ms";
+}
+
 // Promotion: B comes up at A's control address after a kill -9 of A (as a VIP moving would
 // make it), takes the lease, learns where A's replicas stand and resumes the log there: every
 // write A acknowledged is kept and the next write follows them.
