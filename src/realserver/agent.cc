@@ -162,10 +162,10 @@ asio::awaitable<void> Agent::Run(Agent* self) {
         self->counters_.sessions_lost.Add();
         spdlog::warn("control session to the director at {} closed; registering again",
                      self->director_text());
-        wait = self->directors_.OnSessionLost();
+        wait = self->directors_.OnSessionLost(self->clock_.Now());
       }
     } else if (a.outcome == Attempt::Outcome::kRetry) {
-      wait = self->directors_.OnFailure(a.standby);
+      wait = self->directors_.OnFailure(a.standby, self->clock_.Now());
     }
     if (a.outcome == Attempt::Outcome::kExit) {
       asio::error_code ignore;

@@ -95,7 +95,9 @@ asio::awaitable<void> Agent::Register(Agent* self, Attempt& a) {
   self->attempt_socket_ = a.socket.get();
   // Connect with a deadline: a timer closes the socket if the connect hangs.
   asio::steady_timer deadline(self->io_);
-  deadline.expires_after(1s);
+  const std::chrono::milliseconds connect_timeout =
+      self->directors_.ConnectTimeout(self->clock_.Now());
+  deadline.expires_after(connect_timeout);
   asio::ip::tcp::socket* raw = a.socket.get();
   deadline.async_wait([raw](const asio::error_code& ec) {
     if (!ec) {
@@ -107,11 +109,13 @@ asio::awaitable<void> Agent::Register(Agent* self, Attempt& a) {
   deadline.cancel();
   if (cec) {
     self->counters_.connect_failures.Add();
-    self->Problem("connect", "cannot connect to the director at " + self->director_text() + ": " +
-                                 (cec == asio::error::operation_aborted ? "timed out after 1 s"
-                                                                        : cec.message()) +
-                                 "; is the director running, with its control port there "
-                                 "(setting `director`)? retrying");
+    self->Problem("connect",
+                  "cannot connect to the director at " + self->director_text() + ": " +
+                      (cec == asio::error::operation_aborted
+                           ? "timed out after " + std::to_string(connect_timeout.count()) + " ms"
+                           : cec.message()) +
+                      "; is the director running, with its control port there "
+                      "(setting `director`)? retrying");
     co_return;
   }
   asio::error_code ignore;

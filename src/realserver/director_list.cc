@@ -11,7 +11,7 @@ void DirectorList::StartRound() {
   standby_seen_ = false;
 }
 
-std::chrono::milliseconds DirectorList::OnFailure(bool standby) {
+std::chrono::milliseconds DirectorList::OnFailure(bool standby, TimePoint now) {
   standby_seen_ = standby_seen_ || standby;
   ++tried_;
   current_ = (current_ + 1) % count_;
@@ -22,6 +22,7 @@ std::chrono::milliseconds DirectorList::OnFailure(bool standby) {
     backoff_ = kFirstBackoff;
     return kFirstBackoff;
   }
+  if (now < steady_until_) return kFirstBackoff;  // a failover may be under way
   const std::chrono::milliseconds wait = backoff_;
   backoff_ = std::min(backoff_ * 2, kMaxBackoff);
   return wait;
@@ -30,11 +31,13 @@ std::chrono::milliseconds DirectorList::OnFailure(bool standby) {
 void DirectorList::OnRegistered() {
   StartRound();
   backoff_ = kFirstBackoff;
+  steady_until_ = TimePoint{};
 }
 
-std::chrono::milliseconds DirectorList::OnSessionLost() {
+std::chrono::milliseconds DirectorList::OnSessionLost(TimePoint now) {
   StartRound();
   backoff_ = kFirstBackoff;
+  steady_until_ = now + kSteadyAfterLoss;
   return kFirstBackoff;
 }
 

@@ -33,9 +33,12 @@ inline constexpr uint16_t kWritePort = 7300;
 inline constexpr uint32_t kTtlMs = 2000;
 inline constexpr Duration kVipBound = 2730ms;
 // The directors run with floating_vip, so B takes the real servers as soon as the VIP is on its
-// host: a server's next attempt comes at most its longest back-off later (DirectorList), then
-// two heartbeat periods (100 ms) make it ACTIVE.
-inline constexpr Duration kLookupBound = kVipBound + realserver::DirectorList::kMaxBackoff + 200ms;
+// host: a server that lost its session tries again every first back-off step, and gives up a
+// connect lost in the VIP's move after kSteadyConnectTimeout (DirectorList, steady after a
+// loss); then two heartbeat periods (100 ms) make it ACTIVE.
+inline constexpr Duration kLookupBound = kVipBound +
+                                         realserver::DirectorList::kSteadyConnectTimeout +
+                                         realserver::DirectorList::kFirstBackoff + 200ms;
 inline const char* const kDirectors[] = {"dira", "dirb"};
 
 inline bool Contains(const std::string& text, const std::string& part) {
