@@ -343,6 +343,8 @@ class Replicator {
   // Promotion: the last record has been read and one of its replicas registered (asks etcd
   // again while it waits, so that an operator's deletion of the key is seen).
   bool PromotionMayUseRecord(const ReplicaSet& registered);
+  // Every member of the last record (as read for this promotion) has registered.
+  bool WholeRecordRegistered(const ReplicaSet& registered) const;
   void Tick();
   void ArmTimer();
   void Notify(const Listener& l) const {

@@ -5,6 +5,8 @@
 // its replicas has registered.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "director/replicator.h"
 
 namespace vsc::director {
@@ -135,6 +137,14 @@ bool Replicator::PromotionMayUseRecord(const ReplicaSet& registered) {
     in_sync_store_->Read(epoch);  // promotion_read_ stays kRead: the record stands until then
   }
   return false;
+}
+
+bool Replicator::WholeRecordRegistered(const ReplicaSet& registered) const {
+  if (!KeepsInSyncRecord() || promotion_read_ != RecordRead::kRead || !promotion_record_) {
+    return false;
+  }
+  const ReplicaSet& members = promotion_record_->members;
+  return std::includes(registered.begin(), registered.end(), members.begin(), members.end());
 }
 
 }  // namespace vsc::director

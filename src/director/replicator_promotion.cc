@@ -47,7 +47,10 @@ void Replicator::MaybeFinishPromotion() {
   }
   // The last in-sync set is read from the start of the window (replicator_in_sync.cc).
   if (!PromotionMayUseRecord(registered)) return;
-  if (clock_.Now() < promotion_until_ || registered.empty()) return;
+  if (registered.empty()) return;
+  // Every replica of the last in-sync set is here: they hold every acknowledged write, so
+  // waiting longer could only spare a later one a snapshot.
+  if (clock_.Now() < promotion_until_ && !WholeRecordRegistered(registered)) return;
   FinishPromotion();
 }
 

@@ -197,6 +197,24 @@ TEST_F(ReplicatorInSyncTest, APromotionWaitsForAReplicaOfTheLastRecordedSet) {
   EXPECT_EQ(rep_->last_seq(), 8u);
 }
 
+TEST_F(ReplicatorInSyncTest, APromotionEndsAsSoonAsEveryReplicaOfTheLastSetHasRegistered) {
+  OpenWithStore();
+  FakeReplica a = At("rs1", 6, 0x66);
+  Join(a);
+  rep_->SetLease(Held(kEpoch));
+  rep_->OnInSyncRead(kEpoch,
+                     std::optional<InSyncRecord>{InSyncRecord{kEpoch - 3, 6, Set({"rs1", "rs2"})}});
+  EXPECT_TRUE(rep_->GetStatus().promoting) << "rs2 of the last set has not registered";
+  FakeReplica b = At("rs2", 6, 0x66);
+  Join(b);
+  auto w = Write("UPDATE t SET v = 'x' WHERE id = 1");  // no time has passed: the window is open
+  Poll();
+  const ReplicationStatus st = rep_->GetStatus();
+  EXPECT_FALSE(st.promoting) << "both hold every acknowledged write: nothing left to wait for";
+  EXPECT_NE(st.promotion.find("head seq 6"), std::string::npos) << st.promotion;
+  EXPECT_EQ(rep_->last_seq(), 7u);
+}
+
 TEST_F(ReplicatorInSyncTest, DeletingTheRecordLetsAPromotionGoOnWithTheReplicasPresent) {
   OpenWithStore();
   FakeReplica a = At("rs1", 5, 0x55);
