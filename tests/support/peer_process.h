@@ -10,7 +10,9 @@
 #include <asio.hpp>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "common/subprocess.h"
@@ -21,17 +23,35 @@ namespace vsc::test_support {
 
 inline constexpr const char* kNginxBinary = "/usr/sbin/nginx";
 
-// A port of `host` that is free for TCP and for UDP (dnsmasq binds both).
+// The lowest port the kernel hands out by itself (bind to port 0, a connect's source port).
+inline uint16_t EphemeralLow() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  unsigned low = 32768;
+  range >> low;
+  return static_cast<uint16_t>(low > 12000 ? low : 32768);
+}
+
+// A port of `host` that is free for TCP and for UDP (dnsmasq binds both), chosen below the
+// kernel's ephemeral range: a port the kernel chose would be free again once this returns, and
+// a process starting meanwhile (a real server binding port 0, any outgoing connection) could
+// be given it before the test's own process binds it.
 inline uint16_t FreePort(const char* host) {
-  asio::io_context io;
-  asio::ip::tcp::acceptor a(io, {asio::ip::make_address(host), 0});
-  const uint16_t tcp = a.local_endpoint().port();
+  static std::mt19937 random(std::random_device{}());
   const asio::ip::address address = asio::ip::make_address(host);
-  asio::ip::udp::socket u(io);
-  asio::error_code ec;
-  u.open(address.is_v6() ? asio::ip::udp::v6() : asio::ip::udp::v4());
-  u.bind({address, tcp}, ec);
-  return ec ? FreePort(host) : tcp;
+  std::uniform_int_distribution<int> pick(10000, EphemeralLow() - 1);
+  for (;;) {
+    const auto port = static_cast<uint16_t>(pick(random));
+    asio::io_context io;
+    asio::error_code ec;
+    asio::ip::tcp::acceptor a(io);
+    a.open(address.is_v6() ? asio::ip::tcp::v6() : asio::ip::tcp::v4(), ec);
+    if (!ec) a.bind({address, port}, ec);
+    if (ec) continue;
+    asio::ip::udp::socket u(io);
+    u.open(address.is_v6() ? asio::ip::udp::v6() : asio::ip::udp::v4(), ec);
+    if (!ec) u.bind({address, port}, ec);
+    if (!ec) return port;
+  }
 }
 
 inline bool Connectable(const char* host, uint16_t port) {
