@@ -69,8 +69,15 @@ TEST_F(DirectorInSyncTest, APromotionWaitsForAReplicaThatHoldsEveryAcknowledgedW
       },
       15s, 20ms))
       << "B never waited for rs1: " << promotion;
-  // Well past B's promotion window (1 s), it still waits, and says so to writers.
-  std::this_thread::sleep_for(1500ms);
+  // Well past B's promotion window (1 s), it still waits: for 1.5 s its status says so at every
+  // look, and then so does the refusal its writers read.
+  const bool went_on = WaitUntil(
+      [&] {
+        auto j = Replication(b_.admin_port, b_.token);
+        return !j || !(*j)["sequencer"].value("promoting", false);
+      },
+      1500ms, 50ms);
+  EXPECT_FALSE(went_on) << "B promoted without a replica of the last in-sync set";
   proto::WriteResponse refused = Write(b_.write_port);
   EXPECT_FALSE(refused.ok());
   EXPECT_TRUE(Contains(refused.error(), "waiting for a replica of the last in-sync set (rs1)"))
