@@ -127,6 +127,17 @@ class DirectorStandbyFixture : public ClusterTest {
     while (!b_.token.empty() && b_.token.back() == '\n') b_.token.pop_back();
   }
 
+  // B has seen A's claim: it is a standby that names A (10 s at most).
+  bool BSeesAnotherHolder() {
+    return WaitUntil(
+        [&] {
+          auto j = Replication(b_.admin_port, b_.token);
+          return j && Contains((*j)["sequencer"].value("reason", ""),
+                               "another director holds the sequencer lease");
+        },
+        10s, 20ms);
+  }
+
   static std::optional<json> Replication(uint16_t admin_port, const std::string& token) {
     auto r = AdminHttpGet(admin_port, "/v1/replication", token, 2s);
     if (!r.ok() || r->first != 200) return std::nullopt;

@@ -24,14 +24,7 @@ TEST_F(DirectorStandbyTest, TheStandbyRefusesWritesAndTakesOverAfterAKill9UnderA
   EXPECT_GT(epoch_a, uint64_t{1} << 32) << "an etcd epoch, above every local one";
 
   ASSERT_NO_FATAL_FAILURE(StartB());
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        auto j = Replication(b_.admin_port, b_.token);
-        return j && Contains((*j)["sequencer"].value("reason", ""),
-                             "another director holds the sequencer lease");
-      },
-      10s, 20ms))
-      << "B never saw A's claim";
+  ASSERT_TRUE(BSeesAnotherHolder()) << "B never saw A's claim";
   proto::WriteResponse refused = Write(b_.write_port);
   EXPECT_FALSE(refused.ok());
   EXPECT_TRUE(Contains(refused.error(),
@@ -66,13 +59,7 @@ TEST_F(DirectorStandbyTest, TheStandbyRefusesWritesAndTakesOverAfterAKill9UnderA
 TEST_F(DirectorStandbyTest, AStoppedDirectorHandsTheLeaseToTheStandbyAtOnce) {
   ASSERT_NO_FATAL_FAILURE(StartA());
   ASSERT_NO_FATAL_FAILURE(StartB());
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        auto j = Replication(b_.admin_port, b_.token);
-        return j && Contains((*j)["sequencer"].value("reason", ""),
-                             "another director holds the sequencer lease");
-      },
-      10s, 20ms));
+  ASSERT_TRUE(BSeesAnotherHolder());
   ASSERT_TRUE(cluster_->SignalDirector(SIGTERM).ok());
   const TimePoint stopped = clock_.Now();
   ASSERT_TRUE(WaitUntil([&] { return HoldsLease(b_.admin_port, b_.token); }, 10s, 10ms))
@@ -124,13 +111,7 @@ TEST_F(DirectorStandbyTest, RealServersGivenBothDirectorsFollowTheLeaseToTheStan
   const uint16_t b_control = test_support::FreePort("127.0.0.1");
   ASSERT_NO_FATAL_FAILURE(StartAWithServersListing(b_control));
   ASSERT_NO_FATAL_FAILURE(StartB(b_control));
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        auto j = Replication(b_.admin_port, b_.token);
-        return j && Contains((*j)["sequencer"].value("reason", ""),
-                             "another director holds the sequencer lease");
-      },
-      10s, 20ms));
+  ASSERT_TRUE(BSeesAnotherHolder());
   const uint64_t last_seq = WriteThroughA(10);
   ASSERT_FALSE(HasFailure());
   auto standby = Replication(b_.admin_port, b_.token);

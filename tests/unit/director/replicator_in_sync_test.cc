@@ -64,6 +64,13 @@ class ReplicatorInSyncTest : public testing::ReplicatorFixture {
     ASSERT_NO_FATAL_FAILURE(Promote(std::nullopt));
     ASSERT_NO_FATAL_FAILURE(Confirm());
   }
+  // `a` registered, the lease taken, and etcd's last record read: `last`.
+  void PromotingWithRecord(FakeReplica& a, const InSyncRecord& last) {
+    OpenWithStore();
+    Join(a);
+    rep_->SetLease(Held(kEpoch));
+    rep_->OnInSyncRead(kEpoch, std::optional<InSyncRecord>{last});
+  }
   // etcd takes the last record the replicator asked for.
   void Confirm() {
     ASSERT_FALSE(store_.writes.empty());
@@ -170,12 +177,8 @@ TEST_F(ReplicatorInSyncTest, AReplicaThatCaughtUpJoinsTheRecordLazilyAndHoldsNot
 }
 
 TEST_F(ReplicatorInSyncTest, APromotionWaitsForAReplicaOfTheLastRecordedSet) {
-  OpenWithStore();
   FakeReplica a = At("rs1", 5, 0x55);  // went down earlier; rs2 acknowledged seq 6..7 alone
-  Join(a);
-  rep_->SetLease(Held(kEpoch));
-  rep_->OnInSyncRead(kEpoch,
-                     std::optional<InSyncRecord>{InSyncRecord{kEpoch - 3, 7, Set({"rs2"})}});
+  PromotingWithRecord(a, InSyncRecord{kEpoch - 3, 7, Set({"rs2"})});
   clock_.Advance(800ms);
   auto early = Write("UPDATE t SET v = 'x' WHERE id = 1");
   Poll();
@@ -198,12 +201,8 @@ TEST_F(ReplicatorInSyncTest, APromotionWaitsForAReplicaOfTheLastRecordedSet) {
 }
 
 TEST_F(ReplicatorInSyncTest, APromotionEndsAsSoonAsEveryReplicaOfTheLastSetHasRegistered) {
-  OpenWithStore();
   FakeReplica a = At("rs1", 6, 0x66);
-  Join(a);
-  rep_->SetLease(Held(kEpoch));
-  rep_->OnInSyncRead(kEpoch,
-                     std::optional<InSyncRecord>{InSyncRecord{kEpoch - 3, 6, Set({"rs1", "rs2"})}});
+  PromotingWithRecord(a, InSyncRecord{kEpoch - 3, 6, Set({"rs1", "rs2"})});
   EXPECT_TRUE(rep_->GetStatus().promoting) << "rs2 of the last set has not registered";
   FakeReplica b = At("rs2", 6, 0x66);
   Join(b);
@@ -216,12 +215,8 @@ TEST_F(ReplicatorInSyncTest, APromotionEndsAsSoonAsEveryReplicaOfTheLastSetHasRe
 }
 
 TEST_F(ReplicatorInSyncTest, DeletingTheRecordLetsAPromotionGoOnWithTheReplicasPresent) {
-  OpenWithStore();
   FakeReplica a = At("rs1", 5, 0x55);
-  Join(a);
-  rep_->SetLease(Held(kEpoch));
-  rep_->OnInSyncRead(kEpoch,
-                     std::optional<InSyncRecord>{InSyncRecord{kEpoch - 3, 7, Set({"rs2"})}});
+  PromotingWithRecord(a, InSyncRecord{kEpoch - 3, 7, Set({"rs2"})});
   clock_.Advance(600ms);
   Poll();
   EXPECT_TRUE(rep_->GetStatus().promoting);
