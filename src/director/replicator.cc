@@ -177,11 +177,8 @@ void Replicator::Stop() {
 
 void Replicator::FailWaiting(
     const std::function<std::pair<int, std::string>(uint64_t seq)>& outcome) {
+  FailHeld();  // decided, but their answers relied on a set etcd may never hold
   for (auto& [seq, w] : waiting_) {
-    if (w.held) {
-      AnswerHeldUnknown(seq, w);
-      continue;
-    }
     auto [code, error] = outcome(seq);
     proto::WriteResponse resp;
     resp.set_ok(false);

@@ -386,8 +386,10 @@ class Replicator {
   // Counts a decided write's answer as committed or failed.
   void CountAnswer(const proto::WriteResponse& resp);
   // Answers a held write: applied by the replicas in sync, but its answer relied on a set etcd
-  // does not hold; the caller erases it.
+  // does not hold; the caller erased it.
   void AnswerHeldUnknown(uint64_t seq, Waiting& w);
+  // Removes every held write from waiting_, in seq order.
+  std::vector<std::pair<uint64_t, Waiting>> TakeHeld();
   uint64_t queued_bytes_ = 0;  // `bytes` of every write in batch_ and waiting_
   uint64_t committed_seq_ = 0;
 

@@ -46,18 +46,24 @@ void Replicator::OnInSyncWritten(const InSyncRecord& record, const Status& statu
                JoinReplicaSet(record.members), record.epoch, record.seq, held - held_);
 }
 
-void Replicator::ReleaseHeldIfCovered() {
-  if (held_ == 0 || !in_sync_.Covered(Participants())) return;
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
+std::vector<std::pair<uint64_t, Replicator::Waiting>> Replicator::TakeHeld() {
+  std::vector<std::pair<uint64_t, Waiting>> out;
+  for (auto it = waiting_.begin(); held_ > out.size() && it != waiting_.end();) {
     if (!it->second.held) {
       ++it;
       continue;
     }
-    proto::WriteResponse resp = std::move(*it->second.held);
-    const uint64_t seq = it->first;
-    Waiting w = std::move(it->second);
+    out.emplace_back(it->first, std::move(it->second));
     it = waiting_.erase(it);
-    held_--;
+  }
+  held_ = 0;
+  return out;
+}
+
+void Replicator::ReleaseHeldIfCovered() {
+  if (held_ == 0 || !in_sync_.Covered(Participants())) return;
+  for (auto& [seq, w] : TakeHeld()) {
+    proto::WriteResponse resp = std::move(*w.held);
     CountAnswer(resp);
     AnswerWaiting(seq, w, std::move(resp));
   }
@@ -66,7 +72,6 @@ void Replicator::ReleaseHeldIfCovered() {
 void Replicator::AnswerHeldUnknown(uint64_t seq, Waiting& w) {
   proto::WriteResponse resp = std::move(*w.held);
   w.held.reset();
-  held_--;
   resp.set_ok(false);
   resp.set_code(kWriteUnknown);
   resp.set_duplicate(false);
@@ -80,17 +85,7 @@ void Replicator::AnswerHeldUnknown(uint64_t seq, Waiting& w) {
 }
 
 void Replicator::FailHeld() {
-  if (held_ == 0) return;
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (!it->second.held) {
-      ++it;
-      continue;
-    }
-    Waiting w = std::move(it->second);
-    const uint64_t seq = it->first;
-    it = waiting_.erase(it);
-    AnswerHeldUnknown(seq, w);
-  }
+  for (auto& [seq, w] : TakeHeld()) AnswerHeldUnknown(seq, w);
 }
 
 void Replicator::OnInSyncRead(uint64_t epoch, Result<std::optional<InSyncRecord>> record) {

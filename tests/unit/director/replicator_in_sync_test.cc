@@ -71,6 +71,14 @@ class ReplicatorInSyncTest : public testing::ReplicatorFixture {
     rep_->SetLease(Held(kEpoch));
     rep_->OnInSyncRead(kEpoch, std::optional<InSyncRecord>{last});
   }
+  // One UPDATE, sequenced and applied by `a` and `b`: its answer's slot.
+  WriteSlot WriteToBoth(FakeReplica& a, FakeReplica& b, const std::string& value) {
+    auto w = Write("UPDATE t SET v = '" + value + "' WHERE id = 1");
+    Poll();
+    Deliver(a);
+    Deliver(b);
+    return w;
+  }
   // etcd takes the last record the replicator asked for.
   void Confirm() {
     ASSERT_FALSE(store_.writes.empty());
@@ -106,10 +114,7 @@ TEST_F(ReplicatorInSyncTest, NothingIsAnsweredUnderANewEpochBeforeEtcdHoldsItsSe
   EXPECT_EQ(store_.writes[0].members, Set({"rs1", "rs2"}));
   EXPECT_EQ(store_.writes[0].epoch, kEpoch);
 
-  auto w = Write("UPDATE t SET v = 'x' WHERE id = 1");
-  Poll();
-  Deliver(a);
-  Deliver(b);
+  auto w = WriteToBoth(a, b, "x");
   EXPECT_FALSE(w->has_value()) << "decided, but etcd does not hold this director's set yet";
   EXPECT_EQ(rep_->GetStatus().answers_held, 1u);
   Confirm();
@@ -118,10 +123,7 @@ TEST_F(ReplicatorInSyncTest, NothingIsAnsweredUnderANewEpochBeforeEtcdHoldsItsSe
   EXPECT_EQ(rep_->GetStatus().answers_held, 0u);
   EXPECT_EQ(rep_->counters().writes_committed.Get(), 1u);
 
-  auto next = Write("UPDATE t SET v = 'y' WHERE id = 1");
-  Poll();
-  Deliver(a);
-  Deliver(b);
+  auto next = WriteToBoth(a, b, "y");
   ASSERT_TRUE(next->has_value()) << "etcd's set is the replicas in sync: no wait";
   EXPECT_TRUE((*next)->ok());
   EXPECT_EQ(store_.writes.size(), 1u) << "an unchanged set is not written again";
@@ -165,10 +167,7 @@ TEST_F(ReplicatorInSyncTest, AReplicaThatCaughtUpJoinsTheRecordLazilyAndHoldsNot
   Join(b);  // behind by one: catches up from the log
   Deliver(b);
   EXPECT_EQ(Info("rs2")->state, ReplicationState::kInSync);
-  auto next = Write("UPDATE t SET v = 'y' WHERE id = 1");
-  Poll();
-  Deliver(a);
-  Deliver(b);
+  auto next = WriteToBoth(a, b, "y");
   ASSERT_TRUE(next->has_value()) << "etcd's {rs1} is within {rs1, rs2}";
   EXPECT_TRUE((*next)->ok());
   RunTick();
