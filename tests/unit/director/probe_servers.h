@@ -42,7 +42,21 @@ class TcpTestServer {
   int accepted() const { return accepted_; }
   // kRespond: the answer is written this long after the request arrives (a loaded server).
   void SetDelay(std::chrono::milliseconds delay) { delay_ = delay; }
-  void Close() { acceptor_.close(); }
+  // Stops listening. A connection the kernel completed but this server had not accepted yet is
+  // accepted first, as a real server's would be: closing a listener resets its queue, which
+  // would end a client's flow the test meant to keep open.
+  void Close() {
+    asio::error_code ec;
+    acceptor_.non_blocking(true, ec);
+    for (;;) {
+      tcp::socket s(acceptor_.get_executor());
+      acceptor_.accept(s, ec);
+      if (ec) break;
+      ++accepted_;
+      Serve(std::make_shared<tcp::socket>(std::move(s)));
+    }
+    acceptor_.close();
+  }
 
  private:
   void Accept() {
