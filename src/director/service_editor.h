@@ -44,6 +44,7 @@ struct DestRuntime {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t connect_failures = 0;  // nat: connects that failed (each flow was redispatched)
+  uint64_t unreachable = 0;  // UDP nat: datagrams answered ICMP port unreachable (session moved)
 };
 
 struct ServiceRuntime {

@@ -146,13 +146,11 @@ Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::AdoptLookupSo
     return Internal(vservice::ToString(key) +
                     ": the director bound no socket per worker for the built-in lookup entry");
   }
-  auto on_failure = [this](const ServiceKey& s, const AddrPort& d, const std::string&) {
-    asio::post(control_, [this, s, d] { OnConnectFailure(s, d); });
-  };
   for (size_t i = 0; i < pool_.size(); ++i) {
     if (is_tcp) {
-      workers.push_back(std::make_shared<TcpNatService>(
-          pool_.context(i), clock_, options_.sched, options_.nat, on_failure, std::move(tcp[i])));
+      workers.push_back(std::make_shared<TcpNatService>(pool_.context(i), clock_, options_.sched,
+                                                        options_.nat, PassiveFailure(),
+                                                        std::move(tcp[i])));
     } else {
       workers.push_back(std::make_shared<UdpDrService>(pool_.context(i), clock_, options_.sched,
                                                        std::move(udp[i])));
@@ -167,9 +165,6 @@ Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
   if (options_.builtin.contains(key)) return AdoptLookupSockets(key);
   std::vector<std::shared_ptr<WorkerService>> workers;
   const std::string what = vservice::ToString(key);
-  auto on_failure = [this](const ServiceKey& s, const AddrPort& d, const std::string&) {
-    asio::post(control_, [this, s, d] { OnConnectFailure(s, d); });
-  };
   for (size_t i = 0; i < pool_.size(); ++i) {
     asio::io_context& io = pool_.context(i);
     if (key.proto == vservice::Proto::kTcp) {
@@ -180,7 +175,7 @@ Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
                                    "what listens there");
       }
       workers.push_back(std::make_shared<TcpNatService>(io, clock_, options_.sched, options_.nat,
-                                                        on_failure, std::move(l).value()));
+                                                        PassiveFailure(), std::move(l).value()));
     } else {
       auto socket = BindUdp(io, {ToAsio(key.vip), key.port});
       if (!socket.ok()) {
@@ -193,7 +188,7 @@ Result<std::vector<std::shared_ptr<WorkerService>>> ServiceEngine::BindService(
           UdpNatOptions{.session_timeout = timeouts_->udp(),
                         .timeouts = timeouts_,
                         .expire_nodest_conn = options_.nat.expire_nodest_conn},
-          std::move(socket).value()));
+          PassiveFailure(), std::move(socket).value()));
     }
   }
   return workers;
@@ -402,7 +397,13 @@ void ServiceEngine::OnProbe(const ServiceKey& s, const AddrPort& d, bool ok, Dur
   if (publish) Publish(s);
 }
 
-void ServiceEngine::OnConnectFailure(const ServiceKey& s, const AddrPort& d) {
+DestFailureFn ServiceEngine::PassiveFailure() {
+  return [this](const ServiceKey& s, const AddrPort& d, const std::string&) {
+    asio::post(control_, [this, s, d] { OnPassiveFailure(s, d); });
+  };
+}
+
+void ServiceEngine::OnPassiveFailure(const ServiceKey& s, const AddrPort& d) {
   auto it = verdicts_.find({s, d});
   // Agent-backed destinations without a check are watched by membership, not marked here.
   if (it == verdicts_.end() || it->second.passive_down) return;

@@ -138,7 +138,10 @@ class ServiceEngine : public ServiceEditor {
                 std::optional<uint32_t> weight);
   void OnProbe(const vservice::ServiceKey& s, const vservice::AddrPort& d, bool ok,
                Duration elapsed);
-  void OnConnectFailure(const vservice::ServiceKey& s, const vservice::AddrPort& d);
+  // The workers' passive check (worker_service.h): posts OnPassiveFailure to the control thread.
+  DestFailureFn PassiveFailure();
+  // Marks `d` FAILING until its check, run at once, passes again.
+  void OnPassiveFailure(const vservice::ServiceKey& s, const vservice::AddrPort& d);
   std::vector<vservice::Change> Diff(const vservice::VirtualServiceTable& next) const;
   ServiceRuntime RuntimeOf(const vservice::VirtualService& vs) const;
   // ipvsadm -Z keeps every counter running and remembers where it stood: Runtime() subtracts.

@@ -82,6 +82,7 @@ ServiceRuntime ServiceEngine::RuntimeOf(const vservice::VirtualService& vs) cons
     dr.active_conns = t.active;
     dr.inactive_conns = Read(d.stats->inactive);
     dr.connect_failures = Read(d.stats->connect_failures);
+    dr.unreachable = Read(d.stats->unreachable);
     r.dests.push_back(std::move(dr));
   }
   for (const CheckSnapshot& c : checker_.Snapshot()) {

@@ -92,6 +92,13 @@ void WriteServiceMetrics(std::ostream& o, const std::vector<ServiceRuntime>& ser
   PerDest(o, services, "vsc_dest_bytes_total", ",direction=\"in\"", [](D d) { return d.bytes_in; });
   PerDest(o, services, "vsc_dest_bytes_total", ",direction=\"out\"",
           [](D d) { return d.bytes_out; });
+  Header(o, "vsc_dest_passive_failures_total", "counter",
+         "Flows whose destination failed them (the passive check): a TCP connect that failed "
+         "(redispatched), a UDP datagram answered port unreachable (its session moved).");
+  PerDest(o, services, "vsc_dest_passive_failures_total", ",reason=\"connect_failed\"",
+          [](D d) { return d.connect_failures; });
+  PerDest(o, services, "vsc_dest_passive_failures_total", ",reason=\"port_unreachable\"",
+          [](D d) { return d.unreachable; });
   Header(o, "vsc_dest_state", "gauge",
          "1 for a destination's current state and last check result (labels state, check).");
   for (const ServiceRuntime& s : services) {

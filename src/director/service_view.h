@@ -37,7 +37,8 @@ struct DestStats {
   std::atomic<uint64_t> packets_out{0};
   std::atomic<uint64_t> bytes_in{0};          // client -> destination
   std::atomic<uint64_t> bytes_out{0};         // destination -> client
-  std::atomic<uint64_t> connect_failures{0};  // passive check: connects that failed
+  std::atomic<uint64_t> connect_failures{0};  // passive check: TCP connects that failed
+  std::atomic<uint64_t> unreachable{0};  // passive check: UDP datagrams answered port unreachable
 };
 
 struct ServiceStats {

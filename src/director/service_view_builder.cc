@@ -6,8 +6,8 @@
 namespace vsc::director {
 namespace {
 
-DestView BuildDest(const vservice::AddrPort& addr, const vservice::DestConfig& config,
-                   const DestInputs& in) {
+DestView BuildDest(vservice::Proto proto, const vservice::AddrPort& addr,
+                   const vservice::DestConfig& config, const DestInputs& in) {
   DestView d;
   d.dest = addr;
   d.method = config.method;
@@ -36,7 +36,9 @@ DestView BuildDest(const vservice::AddrPort& addr, const vservice::DestConfig& c
     }
     d.state = std::string(membership::StateName(in.agent->state));
     if (!in.check_up) d.state += ", check DOWN";
-    if (in.passive_down) d.state += ", connect failed";
+    if (in.passive_down) {
+      d.state += proto == vservice::Proto::kTcp ? ", connect failed" : ", port unreachable";
+    }
   }
   const bool inhibited = !in.check_up && config.check && config.check->inhibit_on_failure;
   if (inhibited) weight = 0;
@@ -64,7 +66,7 @@ std::shared_ptr<ServiceView> BuildServiceView(const vservice::VirtualService& se
   auto view = NewServiceView(service, service.dests.size(), version);
   size_t i = 0;
   for (const auto& [addr, config] : service.dests) {
-    view->dests.push_back(BuildDest(addr, config, inputs.at(i++)));
+    view->dests.push_back(BuildDest(service.key.proto, addr, config, inputs.at(i++)));
   }
   return view;
 }

@@ -32,11 +32,6 @@
 
 namespace vsc::director {
 
-// A connect to `dest` of `service` failed with `reason`; called on the worker thread.
-using ConnectFailureFn =
-    std::function<void(const vservice::ServiceKey& service, const vservice::AddrPort& dest,
-                       const std::string& reason)>;
-
 struct NatOptions {
   Duration connect_timeout = std::chrono::seconds(2);
   net::ProxyOptions proxy;
@@ -47,7 +42,7 @@ class TcpNatService : public WorkerService, public std::enable_shared_from_this<
  public:
   // `listener`: bound (SO_REUSEPORT) on this worker's io_context, not started.
   TcpNatService(asio::io_context& io, const Clock& clock, sched::SchedulerOptions sched,
-                NatOptions options, ConnectFailureFn on_failure,
+                NatOptions options, DestFailureFn on_failure,
                 std::unique_ptr<net::TcpListener> listener)
       : io_(io),
         clock_(clock),
@@ -85,7 +80,7 @@ class TcpNatService : public WorkerService, public std::enable_shared_from_this<
   const Clock& clock_;
   DestPicker picker_;
   NatOptions options_;
-  ConnectFailureFn on_failure_;
+  DestFailureFn on_failure_;
   std::unique_ptr<net::TcpListener> listener_;
   OpenFlows open_;  // proxied connections, the sorry server's too
 };

@@ -52,11 +52,12 @@ Result<asio::ip::udp::socket> BindUdp(asio::io_context& io, const asio::ip::udp:
 
 UdpNatService::UdpNatService(asio::io_context& io, const Clock& clock,
                              sched::SchedulerOptions sched, UdpNatOptions options,
-                             asio::ip::udp::socket socket)
+                             DestFailureFn on_failure, asio::ip::udp::socket socket)
     : io_(io),
       clock_(clock),
       picker_(sched),
       options_(options),
+      on_failure_(std::move(on_failure)),
       socket_(std::move(socket)),
       table_(vservice::UdpSessionTable::Create(
                  {options.session_timeout, options.max_sessions, /*one_packet=*/false})
@@ -78,7 +79,7 @@ void UdpNatService::Stop() {
   socket_.close(ignored);
   expiry_.cancel();
   auto sessions = std::move(sessions_);
-  for (auto& [client, s] : sessions) CloseSession(s);
+  for (auto& [client, s] : sessions) CloseSession(*s);
 }
 
 void UdpNatService::OnView(ServiceViewPtr view) {
@@ -112,7 +113,7 @@ size_t UdpNatService::EndSessions(const vservice::AddrPort& dest) {
       ++it;
       continue;
     }
-    CloseSession(it->second);
+    CloseSession(*it->second);
     table_.Close(it->first);
     it = sessions_.erase(it);
     ++n;
@@ -132,7 +133,7 @@ void UdpNatService::ArmExpiry() {
     for (const vservice::UdpSession& gone : self->table_.Expire(self->clock_.Now())) {
       auto it = self->sessions_.find(gone.client);
       if (it == self->sessions_.end()) continue;
-      self->CloseSession(it->second);
+      self->CloseSession(*it->second);
       self->sessions_.erase(it);
     }
     self->ArmExpiry();
@@ -193,7 +194,9 @@ void UdpNatService::HandleClientBatch(size_t n) {
     Bump(s->dest->bytes_in, bytes);
     Bump(s->service->packets_in, indices.size());
     Bump(s->service->bytes_in, bytes);
-    CountSend(tx_.Send(s->upstream.native_handle()), io_stats_.upstream_sends);
+    const net::MmsgSender::Outcome sent = tx_.Send(s->upstream.native_handle());
+    CountSend(sent, io_stats_.upstream_sends);
+    if (sent.unreachable > 0) OnUnreachable(*s);
   });
 }
 
@@ -205,7 +208,7 @@ UdpNatService::Session* UdpNatService::SessionFor(const ServiceView& view,
     // Expired at `now` but not swept yet (Lookup just forgot it): close it before its client
     // gets a new one, so its socket and its active count go with it.
     if (auto it = sessions_.find(client); it != sessions_.end()) {
-      CloseSession(it->second);
+      CloseSession(*it->second);
       sessions_.erase(it);
     }
   }
@@ -258,7 +261,7 @@ std::shared_ptr<UdpNatService::Session> UdpNatService::OpenSession(const net::So
   if (one_packet) {
     s->timer.expires_after(options_.ops_reply_window);
     s->timer.async_wait([self = shared_from_this(), s](const asio::error_code& e) {
-      if (!e) self->CloseSession(s);
+      if (!e) self->CloseSession(*s);
     });
   } else {
     sessions_[client] = s;
@@ -280,13 +283,32 @@ void UdpNatService::NoteSession(const ServiceView& view, Session& s, TimePoint n
   view.sync->Note(r);
 }
 
-void UdpNatService::CloseSession(const std::shared_ptr<Session>& s) {
-  if (s->closed) return;
-  s->closed = true;
+void UdpNatService::CloseSession(Session& s) {
+  if (s.closed) return;
+  s.closed = true;
   asio::error_code ignored;
-  s->upstream.close(ignored);
-  s->timer.cancel();
-  Drop(s->dest->active);
+  s.upstream.close(ignored);
+  s.timer.cancel();
+  Drop(s.dest->active);
+}
+
+void UdpNatService::OnUnreachable(Session& s) {
+  if (s.closed) return;
+  Bump(s.dest->unreachable);
+  if (const ServiceViewPtr& view = picker_.view()) {
+    spdlog::warn(
+        "nat {}: {} answered port unreachable; the session of {} ends, its next "
+        "datagram is scheduled again",
+        vservice::ToString(view->key), vservice::ToString(s.dest_addr),
+        vservice::ToString(s.client));
+    if (on_failure_) on_failure_(view->key, s.dest_addr, "port unreachable");
+  }
+  CloseSession(s);
+  if (s.one_packet) return;  // its handlers hold it until they see it closed
+  if (auto it = sessions_.find(s.client); it != sessions_.end() && it->second.get() == &s) {
+    table_.Close(s.client);
+    sessions_.erase(it);  // last: `s` may go with it
+  }
 }
 
 void UdpNatService::ArmReplies(const std::shared_ptr<Session>& s) {
@@ -301,8 +323,11 @@ void UdpNatService::DrainReplies(const std::shared_ptr<Session>& s) {
   const int fd = s->upstream.native_handle();
   for (int round = 0; round < kBatchesPerWakeup; ++round) {
     const int n = rx_.Receive(fd);
-    // ECONNREFUSED: an ICMP port unreachable for an earlier datagram; replies may still come.
-    if (n == -EINTR || n == -ECONNREFUSED) continue;
+    if (n == -EINTR) continue;
+    if (n == -ECONNREFUSED) {  // an ICMP port unreachable for an earlier datagram
+      OnUnreachable(*s);
+      return;
+    }
     if (n == -EAGAIN || n == -EWOULDBLOCK) break;
     if (n < 0) return;  // the socket failed: this session relays no more replies
     RelayBatch(*s, static_cast<size_t>(n));

@@ -19,6 +19,10 @@
 // batches the loop yields to the worker's other handlers. A full send buffer drops the datagram
 // (as UDP would) instead of blocking the worker.
 //
+// Passive check: an ICMP port unreachable for a session's datagram (ECONNREFUSED on its
+// connected upstream socket, read or send) ends the session and reports the destination, as a
+// failed connect does in TcpNatService; the engine marks it FAILING until its check passes.
+//
 // SO_REUSEPORT hashes a client's 4-tuple to one worker, so a session never leaves its worker.
 // Owned through shared_ptr (handlers hold it); every method on the worker's thread.
 #pragma once
@@ -54,7 +58,7 @@ Result<asio::ip::udp::socket> BindUdp(asio::io_context& io, const asio::ip::udp:
 class UdpNatService : public WorkerService, public std::enable_shared_from_this<UdpNatService> {
  public:
   UdpNatService(asio::io_context& io, const Clock& clock, sched::SchedulerOptions sched,
-                UdpNatOptions options, asio::ip::udp::socket socket);
+                UdpNatOptions options, DestFailureFn on_failure, asio::ip::udp::socket socket);
 
   void Start() override;
   void Stop() override;
@@ -90,7 +94,11 @@ class UdpNatService : public WorkerService, public std::enable_shared_from_this<
   void CountSend(const net::MmsgSender::Outcome& o, uint64_t& calls);
   std::shared_ptr<Session> OpenSession(const net::SockAddr& peer, const vservice::AddrPort& client,
                                        bool one_packet);
-  void CloseSession(const std::shared_ptr<Session>& s);
+  void CloseSession(Session& s);
+  // The passive check: `s`'s destination answered ICMP port unreachable. Counted, reported to
+  // the engine (which marks it and probes it), and the session ends, so that the client's next
+  // datagram is scheduled again.
+  void OnUnreachable(Session& s);
   // Passes the session on to the peer directors (the view's SyncOutbox).
   void NoteSession(const ServiceView& view, Session& s, TimePoint now);
   // Closes the sessions to `dest` and forgets them; returns how many.
@@ -101,6 +109,7 @@ class UdpNatService : public WorkerService, public std::enable_shared_from_this<
   const Clock& clock_;
   DestPicker picker_;
   UdpNatOptions options_;
+  DestFailureFn on_failure_;
   asio::ip::udp::socket socket_;
   vservice::UdpSessionTable table_;
   std::unordered_map<vservice::AddrPort, std::shared_ptr<Session>, vservice::AddrPortHash>

@@ -4,6 +4,8 @@
 // view.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "common/clock.h"
@@ -11,6 +13,13 @@
 #include "director/service_view.h"
 
 namespace vsc::director {
+
+// The passive check (issue 12): a flow to `dest` of `service` failed in a way that says the
+// destination is gone (a TCP connect failed, a UDP destination answered ICMP port unreachable),
+// for `reason`. Called on the worker's thread; the engine marks the destination and probes it.
+using DestFailureFn =
+    std::function<void(const vservice::ServiceKey& service, const vservice::AddrPort& dest,
+                       const std::string& reason)>;
 
 class WorkerService {
  public:

@@ -83,6 +83,7 @@ MmsgSender::Outcome MmsgSender::Send(int fd) {
     }
     // sendmmsg reports an error only for the first unsent message: that one is refused.
     ++out.refused;
+    if (n < 0 && err == ECONNREFUSED) ++out.unreachable;
     ++next;
   }
   Clear();

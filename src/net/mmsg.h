@@ -65,6 +65,7 @@ class MmsgSender {
     size_t sent = 0;
     size_t refused = 0;  // the kernel refused it (ECONNREFUSED from an earlier ICMP, EMSGSIZE...)
     size_t dropped = 0;  // the socket's send buffer was full (EAGAIN): dropped, as UDP would
+    size_t unreachable = 0;  // of `refused`: ECONNREFUSED, the peer's port was unreachable
   };
   // Sends every queued datagram with MSG_DONTWAIT, never waiting, and clears the queue.
   Outcome Send(int fd);

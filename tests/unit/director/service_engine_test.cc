@@ -117,6 +117,55 @@ TEST_F(ServiceEngineTest, ConnectFailureIsRedispatchedAndMarksTheDestination) {
   EXPECT_FALSE(Dest(Key(), b_port).usable);
 }
 
+// The UDP passive check: a destination whose port closed answers ICMP port unreachable; the
+// session ends, the destination is marked at once (its check, delay_loop 60 s, would take a
+// minute) and the client's next datagram goes to the live one.
+TEST_F(ServiceEngineTest, PortUnreachableMarksAUdpDestinationAndTheClientMovesOn) {
+  auto echo_a = backends_.Run([&] { return std::make_unique<testing::UdpEcho>(backends_.io()); });
+  auto echo_b = backends_.Run([&] { return std::make_unique<testing::UdpEcho>(backends_.io()); });
+  const uint16_t b_port = echo_b->endpoint().port();
+  const ServiceKey key{vservice::Proto::kUdp, IpAddress::V4(0x7f000001), FreePort()};
+  vservice::ServiceConfig rr;
+  rr.scheduler = "rr";
+  DestConfig udp_check = WithCheck(milliseconds(60000));
+  udp_check.check->type = vservice::CheckType::kUdp;
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(key, rr).ok());
+  ASSERT_TRUE(t.AddDest(key, Local(echo_a->endpoint().port()), udp_check).ok());
+  ASSERT_TRUE(t.AddDest(key, Local(b_port), udp_check).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  ASSERT_TRUE(Eventually([&] { return Dest(key, b_port).check_result.starts_with("ok"); }));
+  backends_.Run([&] {
+    echo_b.reset();  // B's port closes
+    return 0;
+  });
+  // Four clients one after another (two workers: one of them schedules two, rr puts one on B);
+  // each retries at most twice, 300 ms apart.
+  asio::io_context io;
+  for (int i = 0; i < 4; ++i) {
+    asio::ip::udp::socket c(io, {asio::ip::address_v4::loopback(), 0});
+    c.connect({asio::ip::address_v4::loopback(), key.port});
+    timeval wait{0, 300000};
+    ::setsockopt(c.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+    std::string reply;
+    for (int attempt = 0; attempt < 3 && reply.empty(); ++attempt) {
+      c.send(asio::buffer("c" + std::to_string(i)));
+      char buf[64];  // ::recv, as asio would wait past SO_RCVTIMEO
+      const ssize_t n = ::recv(c.native_handle(), buf, sizeof(buf), 0);
+      if (n > 0) reply.assign(buf, static_cast<size_t>(n));
+    }
+    EXPECT_EQ(reply, "c" + std::to_string(i)) << "client " << i;
+  }
+  const DestRuntime b = Dest(key, b_port);
+  EXPECT_GE(b.unreachable, 1u);
+  EXPECT_FALSE(b.usable) << b.state;
+  EXPECT_EQ(Dest(key, echo_a->endpoint().port()).unreachable, 0u);
+  backends_.Run([&] {
+    echo_a.reset();
+    return 0;
+  });
+}
+
 TEST_F(ServiceEngineTest, DownDestinationComesBackWhenItsCheckPasses) {
   auto a = Server(TcpTestServer::Mode::kRespond, "A");
   const uint16_t b_port = FreePort();

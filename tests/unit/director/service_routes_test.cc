@@ -240,6 +240,8 @@ TEST_F(ServiceRoutesTest, RatesAndMetricsFollowTheRuntime) {
   dest.usable = true;
   dest.state = "UP";
   dest.active_conns = 2;
+  dest.connect_failures = 4;
+  dest.unreachable = 5;
   editor_.dest_runtime_for = dest;
   routes_.SampleRates();
   clock_.Advance(1s);
@@ -266,6 +268,12 @@ TEST_F(ServiceRoutesTest, RatesAndMetricsFollowTheRuntime) {
   EXPECT_NE(m.find("vsc_dest_up{service=\"tcp/10.0.0.1:80\",server=\"192.168.1.11:80\"} 1\n"),
             std::string::npos);
   EXPECT_NE(m.find("vsc_dest_weight{service=\"tcp/10.0.0.1:80\",server=\"192.168.1.11:80\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("vsc_dest_passive_failures_total{service=\"tcp/10.0.0.1:80\","
+                   "server=\"192.168.1.12:8080\",reason=\"connect_failed\"} 4\n"),
+            std::string::npos);
+  EXPECT_NE(m.find("vsc_dest_passive_failures_total{service=\"tcp/10.0.0.1:80\","
+                   "server=\"192.168.1.12:8080\",reason=\"port_unreachable\"} 5\n"),
             std::string::npos);
 }
 

@@ -52,8 +52,12 @@ class UdpNatBatchTest : public ::testing::Test {
     view_ = built;
     UdpNatOptions options;
     options.session_timeout = timeout;
+    auto on_failure = [this](const vservice::ServiceKey&, const vservice::AddrPort& dest,
+                             const std::string& reason) {
+      failures_.push_back({dest, reason});
+    };
     svc_ = std::make_shared<UdpNatService>(io_, clock_, sched::SchedulerOptions{}, options,
-                                           std::move(socket).value());
+                                           on_failure, std::move(socket).value());
     svc_->OnView(view_);
     svc_->Start();
   }
@@ -122,8 +126,20 @@ class UdpNatBatchTest : public ::testing::Test {
     return Sum([](const DestStats& d) { return Read(d.active); });
   }
 
+  // Runs the service until `done` holds (5 s at most).
+  bool RunUntil(const std::function<bool()>& done) {
+    const auto end = std::chrono::steady_clock::now() + 5s;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      if (io_.stopped()) io_.restart();
+      io_.run_for(2ms);
+    }
+    return true;
+  }
+
   asio::io_context io_{1};
   ManualClock clock_;
+  std::vector<std::pair<vservice::AddrPort, std::string>> failures_;  // the passive check's reports
   std::vector<std::unique_ptr<testing::UdpEcho>> echoes_;
   udp::endpoint vip_;
   int service_fd_ = -1;  // the service socket, for WaitQueued
@@ -222,6 +238,47 @@ TEST_F(UdpNatBatchTest, StopClosesTheSessionsAndRelaysNoMore) {
   Send(*clients[0], "y");
   EXPECT_TRUE(Replies(clients, 1, 300ms)[0].empty());
   EXPECT_EQ(Read(view_->stats->packets_in), 3u);
+}
+
+// The passive check: a destination whose port is closed answers the session's datagram with an
+// ICMP port unreachable; the session ends (its active count with it), the destination is
+// reported once with the reason and counted, and the client's next datagram is scheduled again.
+TEST_F(UdpNatBatchTest, APortUnreachableEndsTheSessionAndReportsTheDestination) {
+  StartService(2, /*one_packet=*/false);
+  const vservice::AddrPort dead{vservice::IpAddress::V4(0x7f000001), echoes_[1]->endpoint().port()};
+  echoes_[1].reset();  // its port is closed: the kernel answers port unreachable
+  std::vector<std::unique_ptr<udp::socket>> clients;
+  for (int i = 0; i < 2; ++i) clients.push_back(Client());
+  Send(*clients[0], "a1");
+  Send(*clients[1], "b1");
+  const auto got = Replies(clients, 1);  // rr: one session to each destination
+  ASSERT_TRUE(RunUntil([&] { return !failures_.empty(); }));
+  ASSERT_EQ(failures_.size(), 1u);
+  EXPECT_EQ(failures_[0].first, dead);
+  EXPECT_EQ(failures_[0].second, "port unreachable");
+  for (const DestView& d : view_->dests) {
+    EXPECT_EQ(Read(d.stats->unreachable), d.dest == dead ? 1u : 0u) << vservice::ToString(d.dest);
+  }
+  EXPECT_EQ(Conns(), 2u);
+  EXPECT_EQ(Active(), 1u) << "the session to the dead destination is closed";
+  std::vector<FlowEntry> flows;
+  svc_->ListFlows(clock_.Now(), flows);
+  ASSERT_EQ(flows.size(), 1u);
+  EXPECT_NE(flows[0].dest, dead);
+  // The client that got no answer tries again: each try is a new session, and rr alternates,
+  // so the second try at the latest reaches the live destination.
+  const size_t lost = got[0].empty() ? 0 : 1;
+  ASSERT_TRUE(got[lost].empty() && got[1 - lost].size() == 1u);
+  std::vector<std::string> answers;
+  size_t tries = 0;
+  while (answers.empty() && tries < 2) {
+    ++tries;
+    Send(*clients[lost], "again");
+    answers = Replies(clients, 1, 1s)[lost];
+  }
+  EXPECT_EQ(answers, std::vector<std::string>{"again"});
+  EXPECT_EQ(Conns(), 2u + tries) << "each try opened a session of its own";
+  EXPECT_EQ(failures_.size(), tries) << "a try that met the dead port was reported too";
 }
 
 }  // namespace
