@@ -1,9 +1,7 @@
 #include "director/admin_api.h"
 
-#include <arpa/inet.h>
 #include <openssl/crypto.h>
 
-#include <bit>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -30,25 +28,6 @@ std::string LookupName(vservice::Proto proto) {
 }
 
 }  // namespace
-
-Result<uint32_t> ParseNetmask(const std::string& text) {
-  in_addr a{};
-  if (inet_pton(AF_INET, text.c_str(), &a) != 1) {
-    return InvalidArgument("netmask '" + text + "' is not a dotted IPv4 mask");
-  }
-  uint32_t m = ntohl(a.s_addr);
-  if (m != 0 && ((~m + 1) & ~m) != 0) {  // the ones must be contiguous from the top
-    return InvalidArgument("netmask '" + text + "' is not contiguous");
-  }
-  return m;
-}
-
-std::string FormatNetmask(uint32_t mask) {
-  in_addr a{htonl(mask)};
-  char buf[INET_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET, &a, buf, sizeof(buf));
-  return buf;
-}
 
 AdminApi::AdminApi(ControlPlane& plane, ControlServer& control, const DirectorConfig& config,
                    const Clock& clock, std::string token, uint16_t service_port)
@@ -193,9 +172,12 @@ net::HttpResponse AdminApi::SetPersistence(const std::string& body) {
   std::optional<int> prefix;
   if (j->contains("netmask")) {
     if (!(*j)["netmask"].is_string()) return Error(400, "netmask must be a string");
-    auto m = ParseNetmask((*j)["netmask"].get<std::string>());
+    // A dotted mask for an IPv4 listen address, a prefix length for an IPv6 one (ipvsadm -M).
+    const auto vip = vservice::IpAddress::Parse(config_.listen);
+    auto m = vservice::ParseNetmask((*j)["netmask"].get<std::string>(),
+                                    vip.ok() ? vip->family() : vservice::Family::kV4);
     if (!m.ok()) return Error(400, m.status().message());
-    prefix = std::popcount(*m);
+    prefix = *m;
   }
   const uint32_t timeout_s = (*j)["timeout_s"].get<uint32_t>();
   return EditLookup([&](vservice::ServiceConfig& c) {
@@ -250,16 +232,16 @@ net::HttpResponse AdminApi::Status() {
                          {"heartbeats", rec->heartbeats}});
     }
     const auto& p = vs->config.persistence;
-    const int prefix = p ? p->prefix_len : 32;
-    services.push_back(
-        {{"protocol", name},
-         {"address", config_.listen + ":" + std::to_string(service_port_)},
-         {"scheduler", vs->config.scheduler},
-         {"persistence_timeout_s", p ? p->timeout_s : 0},
-         {"persistence_netmask", FormatNetmask(prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix))},
-         {"stats", TotalsJson(ServiceTotals(r))},
-         {"rates", RatesJson(rates_.Get("svc/" + name))},
-         {"servers", servers}});
+    const vservice::Family family = r.key.vip.family();
+    const int prefix = p ? p->prefix_len : r.key.vip.max_prefix();
+    services.push_back({{"protocol", name},
+                        {"address", vservice::ToString(r.key.vip_port())},
+                        {"scheduler", vs->config.scheduler},
+                        {"persistence_timeout_s", p ? p->timeout_s : 0},
+                        {"persistence_netmask", vservice::FormatNetmask(prefix, family)},
+                        {"stats", TotalsJson(ServiceTotals(r))},
+                        {"rates", RatesJson(rates_.Get("svc/" + name))},
+                        {"servers", servers}});
   }
   return Json(200, json{{"version", "vsc 0.1.0"}, {"services", services}});
 }

@@ -111,8 +111,4 @@ class AdminApi {
   Duration view_barrier_timeout_{};
 };
 
-// "255.255.255.0" -> 0xffffff00 (host order); InvalidArgument for anything else.
-Result<uint32_t> ParseNetmask(const std::string& text);
-std::string FormatNetmask(uint32_t mask);
-
 }  // namespace vsc::director

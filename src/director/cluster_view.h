@@ -3,8 +3,6 @@
 // (BuildLookupView), which the workers schedule from.
 #pragma once
 
-#include <netinet/in.h>
-
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "sched/backend.h"
+#include "vservice/ip_address.h"
 
 namespace vsc::director {
 
@@ -23,8 +22,8 @@ inline constexpr int kServiceCount = 2;
 
 struct ViewServer {
   std::string id;
-  sockaddr_in address{};   // the server's endpoint for this service (lookup-udp or lookup-tcp)
-  sched::Backend backend;  // weight, availability and load as the schedulers see them
+  vservice::AddrPort address;  // its endpoint for this service (lookup-udp or lookup-tcp)
+  sched::Backend backend;      // weight, availability and load as the schedulers see them
 };
 
 struct ClusterView {

@@ -15,13 +15,11 @@ namespace {
 // The registration endpoint each lookup service forwards to, indexed like ClusterView::services.
 constexpr std::string_view kEndpointNames[kServiceCount] = {"lookup-udp", "lookup-tcp"};
 
-bool ParseV4(const std::string& host, uint16_t port, sockaddr_in* out) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1) return false;
-  *out = sa;
-  return true;
+// A lookup endpoint's numeric address, IPv4 or IPv6.
+std::optional<vservice::AddrPort> LookupEndpoint(const membership::Endpoint& ep) {
+  auto addr = vservice::IpAddress::Parse(ep.host);
+  if (!addr.ok()) return std::nullopt;
+  return vservice::AddrPort{*addr, ep.port};
 }
 
 const membership::Endpoint* FindEndpoint(const membership::Registration& reg,
@@ -139,13 +137,12 @@ proto::RegisterAck ControlPlane::OnRegister(const proto::Register& reg, uint64_t
   if (Status s = membership::ValidateRegistration(r); !s.ok()) return refuse(invalid, s.message());
   if (Status s = CheckFrontedEndpoints(r); !s.ok()) return refuse(invalid, s.message());
   const auto* udp = FindEndpoint(r, "lookup-udp");
-  sockaddr_in probe{};
-  if (udp == nullptr || !ParseV4(udp->host, udp->port, &probe)) {
-    return refuse(invalid, "registration needs a 'lookup-udp' endpoint with an IPv4 address");
+  if (udp == nullptr || !LookupEndpoint(*udp)) {
+    return refuse(invalid,
+                  "registration needs a 'lookup-udp' endpoint with a numeric IPv4 or IPv6 address");
   }
-  if (const auto* tcp = FindEndpoint(r, "lookup-tcp");
-      tcp != nullptr && !ParseV4(tcp->host, tcp->port, &probe)) {
-    return refuse(invalid, "the 'lookup-tcp' endpoint needs an IPv4 address");
+  if (const auto* tcp = FindEndpoint(r, "lookup-tcp"); tcp != nullptr && !LookupEndpoint(*tcp)) {
+    return refuse(invalid, "the 'lookup-tcp' endpoint needs a numeric IPv4 or IPv6 address");
   }
   if (auto conflict = IdentityConflict(r, session)) {
     return refuse(conflict->first, conflict->second);
@@ -276,7 +273,9 @@ ViewPtr ControlPlane::PeekView() const {
     // OnRegister refused unparsable endpoints, so a present endpoint parses here.
     for (int svc = 0; svc < kServiceCount; ++svc) {
       const auto* ep = FindEndpoint(rec.reg, kEndpointNames[svc]);
-      if (ep == nullptr || !ParseV4(ep->host, ep->port, &s.address)) continue;
+      const auto address = ep ? LookupEndpoint(*ep) : std::nullopt;
+      if (!address) continue;
+      s.address = *address;
       view->services[svc].push_back(s);
     }
   }

@@ -1,9 +1,5 @@
 #include "director/default_services.h"
 
-#include <bit>
-
-#include "director/admin_api.h"
-
 namespace vsc::director {
 namespace {
 
@@ -11,14 +7,24 @@ vservice::ServiceConfig LookupConfig(const DirectorConfig& c) {
   vservice::ServiceConfig sc;
   sc.scheduler = c.scheduler;
   if (c.persistence_timeout_s > 0) {
-    auto parsed = ParseNetmask(c.persistence_netmask);  // ValidateConfig checked it
-    const uint32_t mask = parsed.ok() ? *parsed : 0xffffffffu;
-    sc.persistence = vservice::Persistence{c.persistence_timeout_s, std::popcount(mask)};
+    auto prefix = LookupPersistencePrefix(c);  // ValidateConfig checked it
+    sc.persistence = vservice::Persistence{c.persistence_timeout_s, prefix.ok() ? *prefix : 32};
   }
   return sc;
 }
 
 }  // namespace
+
+Result<int> LookupPersistencePrefix(const DirectorConfig& config) {
+  const auto vip = vservice::IpAddress::Parse(config.listen);
+  const auto family = vip.ok() ? vip->family() : vservice::Family::kV4;  // listen checked apart
+  if (family == vservice::Family::kV6 && config.persistence_netmask == "255.255.255.255") {
+    return 128;
+  }
+  auto prefix = vservice::ParseNetmask(config.persistence_netmask, family);
+  if (!prefix.ok()) return prefix.status().Annotate("persistence_netmask");
+  return prefix;
+}
 
 std::set<vservice::ServiceKey> BuiltinServiceKeys(const DirectorConfig& config,
                                                   uint16_t lookup_port) {

@@ -13,6 +13,11 @@
 
 namespace vsc::director {
 
+// The built-in entries' persistence granularity (ipvsadm -M) as a prefix length of listen's
+// family: persistence_netmask is a dotted mask for an IPv4 listen address and a prefix length
+// (1..128) for an IPv6 one, whose default (the key's IPv4 default, 255.255.255.255) is 128.
+Result<int> LookupPersistencePrefix(const DirectorConfig& config);
+
 std::set<vservice::ServiceKey> BuiltinServiceKeys(const DirectorConfig& config,
                                                   uint16_t lookup_port);
 

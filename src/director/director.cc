@@ -14,6 +14,7 @@
 #include "director/default_services.h"
 #include "director/etcd_client.h"
 #include "membership/membership.h"
+#include "net/endpoint.h"
 #include "net/port_pair.h"
 #include "net/tls_context.h"
 #include "proto/lookup_codec.h"
@@ -23,7 +24,7 @@ namespace vsc::director {
 
 Status ValidateConfig(const DirectorConfig& c) {
   if (auto s = sched::MakeScheduler(c.scheduler); !s.ok()) return s.status();
-  if (auto m = ParseNetmask(c.persistence_netmask); !m.ok()) return m.status();
+  if (auto m = LookupPersistencePrefix(c); !m.ok()) return m.status();
   membership::Config mc;
   mc.heartbeat_interval = std::chrono::milliseconds(c.heartbeat_interval_ms);
   mc.silent_after = static_cast<int>(c.silent_after);
@@ -33,12 +34,16 @@ Status ValidateConfig(const DirectorConfig& c) {
     return InvalidArgument("max_servers must be 1 to 65536");
   }
   asio::error_code ec;
-  asio::ip::make_address_v4(c.listen, ec);
-  if (ec) return InvalidArgument("listen '" + c.listen + "' is not an IPv4 address");
-  asio::ip::make_address_v4(c.admin_listen, ec);
-  if (ec) return InvalidArgument("admin_listen '" + c.admin_listen + "' is not an IPv4 address");
-  const auto http = asio::ip::make_address_v4(c.http_listen, ec);
-  if (ec) return InvalidArgument("http_listen '" + c.http_listen + "' is not an IPv4 address");
+  asio::ip::make_address(c.listen, ec);
+  if (ec) return InvalidArgument("listen '" + c.listen + "' is not an IPv4 or IPv6 address");
+  asio::ip::make_address(c.admin_listen, ec);
+  if (ec) {
+    return InvalidArgument("admin_listen '" + c.admin_listen + "' is not an IPv4 or IPv6 address");
+  }
+  const auto http = asio::ip::make_address(c.http_listen, ec);
+  if (ec) {
+    return InvalidArgument("http_listen '" + c.http_listen + "' is not an IPv4 or IPv6 address");
+  }
   if (!http.is_loopback() && c.http_auth.empty()) {
     return InvalidArgument("http_listen " + c.http_listen +
                            " is not loopback: set http_auth to an rqlite users file (JSON: "
@@ -191,10 +196,10 @@ Status Director::Start(const std::function<Status()>& after_bind) {
     }
   }
   spdlog::info(
-      "director up: lookup {}:{} (udp dr, tcp proxy), control {}, heartbeat {}, admin {}:{}, "
+      "director up: lookup {} (udp dr, tcp proxy), control {}, heartbeat {}, admin {}, "
       "{} workers, scheduler {}",
-      config_.listen, lookup_port_, control_port(), heartbeat_port(), config_.admin_listen,
-      admin_port(), pool_.size(), config_.scheduler);
+      net::HostPort(config_.listen, lookup_port_), control_port(), heartbeat_port(),
+      net::HostPort(config_.admin_listen, admin_port()), pool_.size(), config_.scheduler);
   return Status::Ok();
 }
 
@@ -212,7 +217,7 @@ Status Director::Bind(bool replication) {
   ring_router_ = std::make_unique<RingRouter>(static_cast<uint64_t>(clock_.WallMicros() / 1000));
   control_->SetRingRouter(ring_router_.get());
 
-  const auto vip = asio::ip::make_address_v4(config_.listen);
+  const auto vip = asio::ip::make_address(config_.listen);
   EngineOptions::LookupSockets lookup;
   VSC_RETURN_IF_ERROR(BindLookup(vip, lookup));
   VSC_RETURN_IF_ERROR(StartServices(std::move(lookup)));
@@ -234,7 +239,7 @@ Status Director::Bind(bool replication) {
       [this](std::function<void()> done) { pool_.AfterPosted(control_io_, std::move(done)); });
   admin_http_ = std::make_unique<net::HttpServer>(
       control_io_,
-      asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.admin_listen), config_.admin_port),
+      asio::ip::tcp::endpoint(asio::ip::make_address(config_.admin_listen), config_.admin_port),
       net::HttpServer::AsyncHandler(
           [this](net::HttpRequest r) { return admin_->Serve(std::move(r)); }));
   VSC_RETURN_IF_ERROR(admin_http_->Start().Annotate("admin API"));
@@ -248,7 +253,7 @@ Status Director::Bind(bool replication) {
   ho.tls = http_tls_;
   sql_http_server_ = std::make_unique<net::HttpServer>(
       control_io_,
-      asio::ip::tcp::endpoint(asio::ip::make_address_v4(config_.http_listen), config_.http_port),
+      asio::ip::tcp::endpoint(asio::ip::make_address(config_.http_listen), config_.http_port),
       [this](net::HttpRequest r) { return sql_http_->Handle(std::move(r)); }, ho);
   VSC_RETURN_IF_ERROR(sql_http_server_->Start().Annotate("HTTP API (http_port)"));
   if (!replication) return Status::Ok();
@@ -261,8 +266,7 @@ Status Director::Bind(bool replication) {
   return Status::Ok();
 }
 
-Status Director::BindLookup(const asio::ip::address_v4& vip,
-                            EngineOptions::LookupSockets& sockets) {
+Status Director::BindLookup(const asio::ip::address& vip, EngineOptions::LookupSockets& sockets) {
   uint16_t port = config_.lookup_port;
   for (size_t i = 0; i < pool_.size(); ++i) {
     // The first worker may bind port 0; the others join the port it got (SO_REUSEPORT).
@@ -356,9 +360,9 @@ void Director::OnLeaseView(const LeaseView& view) {
 void Director::StartLeaseKeeper() {
   LeaseKeeperOptions lo;
   lo.key = "/vscluster/" + config_.cluster_name + "/sequencer";
-  lo.identity = "director with write port " + config_.listen + ":" +
-                std::to_string(write_server_->port()) + ", admin " + config_.admin_listen + ":" +
-                std::to_string(admin_port()) + ", pid " + std::to_string(::getpid());
+  lo.identity = "director with write port " + net::HostPort(config_.listen, write_server_->port()) +
+                ", admin " + net::HostPort(config_.admin_listen, admin_port()) + ", pid " +
+                std::to_string(::getpid());
   lo.ttl = std::chrono::milliseconds(config_.sequencer_lease_ttl_ms);
   lease_keeper_ = std::make_unique<LeaseKeeper>(
       EtcdClientFor(config_), std::move(lo), clock_, [this](const LeaseView& view) {
@@ -372,7 +376,7 @@ void Director::StartLeaseKeeper() {
 
 void Director::StartSqlHttp() {
   SqlHttpOptions so;
-  so.advertise = config_.http_listen + ":" + std::to_string(http_port());
+  so.advertise = net::HostPort(config_.http_listen, http_port());
   so.https = http_tls_ != nullptr;
   so.read_timeout = std::chrono::milliseconds(config_.read_timeout_ms);
   so.read_stall_timeout = std::chrono::milliseconds(config_.read_stall_timeout_ms);

@@ -93,7 +93,7 @@ class Director {
   // write_listener_ / sql_socket_ for StartReplication.
   Status Bind(bool replication);
   // The lookup entries' sockets, TCP and UDP on one port (lookup_port, which may be 0).
-  Status BindLookup(const asio::ip::address_v4& vip, EngineOptions::LookupSockets& sockets);
+  Status BindLookup(const asio::ip::address& vip, EngineOptions::LookupSockets& sockets);
   Status StartReplication();
   // etcd_endpoints set: the thread that claims and renews the sequencer lease (issue 11).
   void StartLeaseKeeper();

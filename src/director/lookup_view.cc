@@ -1,18 +1,11 @@
 #include "director/lookup_view.h"
 
-#include <arpa/inet.h>
-
 #include "director/service_view_builder.h"
 
 namespace vsc::director {
 
 int LookupServiceIndex(vservice::Proto proto) {
   return proto == vservice::Proto::kTcp ? kTcpService : kUdpService;
-}
-
-vservice::AddrPort LookupAddress(const ViewServer& server) {
-  return {vservice::IpAddress::V4(ntohl(server.address.sin_addr.s_addr)),
-          ntohs(server.address.sin_port)};
 }
 
 std::shared_ptr<ServiceView> BuildLookupView(const vservice::VirtualService& service,
@@ -23,7 +16,7 @@ std::shared_ptr<ServiceView> BuildLookupView(const vservice::VirtualService& ser
   for (size_t i = 0; i < candidates.size(); ++i) {
     const ViewServer& s = candidates[i];
     DestView d;
-    d.dest = LookupAddress(s);
+    d.dest = s.address;
     // The lookup protocol over UDP is answered by the real server itself (dr); over TCP the
     // director proxies the connection (nat).
     d.method =

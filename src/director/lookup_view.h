@@ -21,9 +21,6 @@ namespace vsc::director {
 // The ClusterView index (kUdpService, kTcpService) of a built-in entry's protocol.
 int LookupServiceIndex(vservice::Proto proto);
 
-// The address a candidate registered for the service.
-vservice::AddrPort LookupAddress(const ViewServer& server);
-
 struct LookupDestInputs {
   std::string state;  // the agent's membership state, for listings
   std::shared_ptr<DestStats> stats;

@@ -311,15 +311,20 @@ std::shared_ptr<ServiceView> ServiceEngine::BuildView(const VirtualService& vs, 
   };
   std::shared_ptr<ServiceView> view;
   if (options_.builtin.contains(vs.key)) {
-    ViewPtr cluster = plane_.PeekView();
-    const std::vector<ViewServer>& candidates = cluster->services[LookupServiceIndex(vs.key.proto)];
+    // The registered servers of the VIP's family: a server is of its service's family, as in
+    // ipvsadm (an IPv4 endpoint cannot take an IPv6 VIP's datagrams).
+    const ViewPtr cluster = plane_.PeekView();
+    std::vector<ViewServer> candidates;
+    for (const ViewServer& s : cluster->services[LookupServiceIndex(vs.key.proto)]) {
+      if (s.address.addr.family() == vs.key.vip.family()) candidates.push_back(s);
+    }
     std::vector<LookupDestInputs> inputs;
     for (const ViewServer& s : candidates) {
       LookupDestInputs in;
       if (const auto* rec = plane_.membership().Find(s.id)) {
         in.state = std::string(membership::StateName(rec->state));
       }
-      in.stats = stats_of(LookupAddress(s));
+      in.stats = stats_of(s.address);
       inputs.push_back(std::move(in));
     }
     view = BuildLookupView(vs, candidates, inputs, ++version_);

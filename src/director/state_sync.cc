@@ -28,7 +28,7 @@ Status StateSync::Start() {
     if (!ep.ok()) return InvalidArgument("sync_peers: " + ep.status().message());
     peers_.push_back(*ep);
   }
-  auto local = net::ParseUdpEndpoint(options_.listen + ":" + std::to_string(options_.port));
+  auto local = net::ParseUdpEndpoint(net::HostPort(options_.listen, options_.port));
   if (!local.ok()) return InvalidArgument("sync_listen: " + local.status().message());
   asio::error_code ec;
   socket_.open(local->protocol(), ec);

@@ -10,13 +10,22 @@
 namespace vsc::net {
 namespace {
 
-Result<asio::ip::address_v4> ParseHost(std::string_view host, std::string_view whole) {
-  if (host.empty() || host == "*") return asio::ip::address_v4::any();
-  if (host == "localhost") return asio::ip::address_v4::loopback();
+Result<asio::ip::address> ParseHost(std::string_view host, std::string_view whole) {
+  if (host.empty() || host == "*") return asio::ip::address(asio::ip::address_v4::any());
+  if (host == "localhost") return asio::ip::address(asio::ip::address_v4::loopback());
   std::string h(host);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+    asio::error_code ec;
+    const auto v6 = asio::ip::make_address_v6(h.substr(1, h.size() - 2), ec);
+    if (ec) {
+      return InvalidArgument("endpoint \"" + std::string(whole) + "\": \"" + h +
+                             "\" is not an IPv6 address");
+    }
+    return asio::ip::address(v6);
+  }
   in_addr a{};
   if (::inet_pton(AF_INET, h.c_str(), &a) == 1) {
-    return asio::ip::address_v4(ntohl(a.s_addr));
+    return asio::ip::address(asio::ip::address_v4(ntohl(a.s_addr)));
   }
   addrinfo hints{};
   hints.ai_family = AF_INET;
@@ -25,30 +34,31 @@ Result<asio::ip::address_v4> ParseHost(std::string_view host, std::string_view w
   if (rc != 0 || res == nullptr) {
     return InvalidArgument("endpoint \"" + std::string(whole) + "\": cannot resolve host \"" + h +
                            "\" to an IPv4 address (" + ::gai_strerror(rc) +
-                           "); use a dotted IPv4 address");
+                           "); use a numeric address (an IPv6 one in brackets: [::1]:port)");
   }
   auto* sin = reinterpret_cast<sockaddr_in*>(res->ai_addr);
   asio::ip::address_v4 out(ntohl(sin->sin_addr.s_addr));
   ::freeaddrinfo(res);
-  return out;
+  return asio::ip::address(out);
 }
 
-struct HostPort {
-  asio::ip::address_v4 address;
+struct ParsedHostPort {
+  asio::ip::address address;
   uint16_t port;
 };
 
-Result<HostPort> Parse(std::string_view s) {
+Result<ParsedHostPort> Parse(std::string_view s) {
   size_t colon = s.rfind(':');
   if (colon == std::string_view::npos) {
     return InvalidArgument("endpoint \"" + std::string(s) +
-                           "\": missing port; write host:port, e.g. 127.0.0.1:9000");
+                           "\": missing port; write host:port, e.g. 127.0.0.1:9000 or [::1]:9000");
   }
   std::string_view host = s.substr(0, colon);
   std::string_view port_str = s.substr(colon + 1);
-  if (host.find(':') != std::string_view::npos || host.find('[') != std::string_view::npos) {
+  const bool bracketed = host.starts_with('[') && host.ends_with(']');
+  if (!bracketed && host.find_first_of(":[]") != std::string_view::npos) {
     return InvalidArgument("endpoint \"" + std::string(s) +
-                           "\": IPv6 is not supported; use an IPv4 address");
+                           "\": an IPv6 address goes in brackets, e.g. [::1]:9000");
   }
   unsigned port = 0;
   auto [ptr, ec] = std::from_chars(port_str.data(), port_str.data() + port_str.size(), port);
@@ -58,18 +68,18 @@ Result<HostPort> Parse(std::string_view s) {
                            "\" is not a number in 0..65535");
   }
   VSC_ASSIGN_OR_RETURN(auto addr, ParseHost(host, s));
-  return HostPort{addr, static_cast<uint16_t>(port)};
+  return ParsedHostPort{addr, static_cast<uint16_t>(port)};
 }
 
 }  // namespace
 
 Result<asio::ip::udp::endpoint> ParseUdpEndpoint(std::string_view host_port) {
-  VSC_ASSIGN_OR_RETURN(HostPort hp, Parse(host_port));
+  VSC_ASSIGN_OR_RETURN(ParsedHostPort hp, Parse(host_port));
   return asio::ip::udp::endpoint(hp.address, hp.port);
 }
 
 Result<asio::ip::tcp::endpoint> ParseTcpEndpoint(std::string_view host_port) {
-  VSC_ASSIGN_OR_RETURN(HostPort hp, Parse(host_port));
+  VSC_ASSIGN_OR_RETURN(ParsedHostPort hp, Parse(host_port));
   return asio::ip::tcp::endpoint(hp.address, hp.port);
 }
 
@@ -77,6 +87,11 @@ std::string ToString(const sockaddr_in& addr) {
   char buf[INET_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof(buf));
   return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
+}
+
+std::string HostPort(const std::string& host, uint16_t port) {
+  const bool v6 = host.find(':') != std::string::npos && !host.starts_with('[');
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 namespace {

@@ -1,9 +1,10 @@
-// Endpoint parsing and printing for configuration strings ("10.0.0.1:9000").
+// Endpoint parsing and printing for configuration strings ("10.0.0.1:9000", "[::1]:9000").
 //
-// IPv4 only: every address in vscluster is an IPv4 sockaddr_in (the data path keys flows on it,
-// and the lab networks are IPv4). The host part may be a dotted quad, "localhost", empty or "*"
-// (both mean 0.0.0.0), or a name, which is resolved with getaddrinfo (AF_INET) and therefore
-// may block: call these at start-up, never on a worker's forwarding path.
+// The host part may be a dotted quad, an IPv6 address in brackets (as URLs and ipvsadm write
+// it), "localhost", empty or "*" (both mean 0.0.0.0), or a name, which is resolved with
+// getaddrinfo (AF_INET: a name is an IPv4 host) and therefore may block: call these at start-up,
+// never on a worker's forwarding path. A caller whose socket is IPv4 only (the client library's
+// sockaddr_in) checks the family it got.
 // Failure returns kInvalidArgument naming the string and what was wrong with it.
 #pragma once
 
@@ -24,6 +25,8 @@ Result<asio::ip::tcp::endpoint> ParseTcpEndpoint(std::string_view host_port);
 
 // "1.2.3.4:567"; an IPv6 endpoint "[::1]:567".
 std::string ToString(const sockaddr_in& addr);
+// HOST:PORT for a configured host: an IPv6 address ("::1") in brackets, anything else as is.
+std::string HostPort(const std::string& host, uint16_t port);
 std::string ToString(const asio::ip::udp::endpoint& ep);
 std::string ToString(const asio::ip::tcp::endpoint& ep);
 

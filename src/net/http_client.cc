@@ -93,7 +93,7 @@ Result<HttpResponse> HttpRequestSync(
     const std::string& host, uint16_t port, std::string_view method, std::string_view target,
     std::string_view body, const std::vector<std::pair<std::string, std::string>>& headers,
     Duration timeout) {
-  const std::string authority = host + ":" + std::to_string(port);
+  const std::string authority = HostPort(host, port);
   VSC_ASSIGN_OR_RETURN(tcp::endpoint ep, ParseTcpEndpoint(authority));
   const std::string what =
       "HTTP " + std::string(method) + " http://" + authority + std::string(target);

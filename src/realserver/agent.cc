@@ -197,9 +197,11 @@ asio::awaitable<void> Agent::Serve(Agent* self, Attempt& a) {
                  self->options_.id, self->interval_.count());
   }
   self->registered_ = true;
-  if (!self->heartbeat_socket_) {
+  // Of the director's family: a list of directors may hold IPv4 and IPv6 addresses.
+  if (!self->heartbeat_socket_ || self->heartbeat_to_.protocol() != self->heartbeat_protocol_) {
+    self->heartbeat_protocol_ = self->heartbeat_to_.protocol();
     self->heartbeat_socket_ = std::make_unique<asio::ip::udp::socket>(self->io_);
-    self->heartbeat_socket_->open(asio::ip::udp::v4());
+    self->heartbeat_socket_->open(self->heartbeat_protocol_);
   }
   asio::co_spawn(self->io_, Writer(self, session), asio::detached);
   self->SendHeartbeat(false);  // at once: the first heartbeat makes the server ACTIVE

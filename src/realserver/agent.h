@@ -157,6 +157,7 @@ class Agent {
   std::shared_ptr<Session> session_;
   std::unique_ptr<asio::ip::udp::socket> heartbeat_socket_;
   asio::ip::udp::endpoint heartbeat_to_;
+  asio::ip::udp heartbeat_protocol_ = asio::ip::udp::v4();  // heartbeat_socket_'s
   asio::steady_timer retry_timer_;      // the backoff between attempts; Stop cancels it
   asio::steady_timer heartbeat_timer_;  // the current session's period; Stop cancels it
   // The connection of the attempt under way, until it becomes the session; Stop closes it.

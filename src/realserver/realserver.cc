@@ -70,8 +70,8 @@ Status ValidateConfig(const RealServerConfig& c) {
   if (c.weight > 65535) return InvalidArgument("weight must be 0 to 65535");
   if (c.workers == 0) return InvalidArgument("workers must be at least 1");
   asio::error_code ec;
-  asio::ip::make_address_v4(c.listen, ec);
-  if (ec) return InvalidArgument("listen '" + c.listen + "' is not an IPv4 address");
+  asio::ip::make_address(c.listen, ec);
+  if (ec) return InvalidArgument("listen '" + c.listen + "' is not an IPv4 or IPv6 address");
   if (c.director.empty()) return InvalidArgument("director: give at least one director host");
   if (auto d = ParseDirectors(c); !d.ok()) return d.status();
   if (auto t = ParseAddressList(c.trusted_forwarders); !t.ok()) return t.status();
@@ -141,7 +141,7 @@ Status RealServer::Start() {
 }
 
 Status RealServer::BindServices(const std::vector<asio::ip::address>& trusted) {
-  const auto address = asio::ip::make_address_v4(config_.listen);
+  const auto address = asio::ip::make_address(config_.listen);
   uint16_t lookup_port = config_.lookup_port;
   uint16_t http_port = config_.http_port;
   uint16_t sql_port = config_.sql_port;

@@ -9,7 +9,7 @@ void RealServerConfig::Bind(ConfigTable& t) {
          "for an active director and its standbys: the server registers with whichever accepts "
          "it");
   t.Bind("control_port", &control_port, "the director's control_port");
-  t.Bind("listen", &listen, "IPv4 address the services bind and register");
+  t.Bind("listen", &listen, "address (IPv4 or IPv6) the services bind and register");
   t.Bind("lookup_port", &lookup_port, "lookup service port, UDP and TCP (0 = any free port)");
   t.Bind("http_port", &http_port,
          "HTTP port: lookups, and GET /v1/snapshot for peers (0 = any free port)");

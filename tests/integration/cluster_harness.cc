@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/random.h"
+#include "net/endpoint.h"
 #include "store/resource_builder.h"
 #include "store/resource_store.h"
 
@@ -200,29 +201,31 @@ std::vector<uint8_t> EncodeLookup(uint64_t request_id, std::span<const uint64_t>
 
 // ---- UdpProbe ----
 
-Result<UdpProbe> UdpProbe::Open() {
-  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+namespace {
+net::SockAddr Loopback(bool ipv6, uint16_t port) {
+  const asio::ip::address a = ipv6 ? asio::ip::address(asio::ip::address_v6::loopback())
+                                   : asio::ip::address(asio::ip::address_v4::loopback());
+  return net::ToSockAddr({a, port});
+}
+}  // namespace
+
+Result<UdpProbe> UdpProbe::Open(bool ipv6) {
+  UniqueFd fd(::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return ErrnoStatus("socket", errno);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  net::SockAddr addr = Loopback(ipv6, 0);
+  if (::bind(fd.get(), addr.get(), addr.length()) != 0) {
     return ErrnoStatus("bind", errno);
   }
   socklen_t len = sizeof(addr);
   if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     return ErrnoStatus("getsockname", errno);
   }
-  return UdpProbe(std::move(fd), ntohs(addr.sin_port));
+  return UdpProbe(std::move(fd), addr.port(), ipv6);
 }
 
 Status UdpProbe::SendTo(uint16_t port, std::span<const uint8_t> bytes) {
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  to.sin_port = htons(port);
-  ssize_t n = ::sendto(fd_.get(), bytes.data(), bytes.size(), 0,
-                       reinterpret_cast<const sockaddr*>(&to), sizeof(to));
+  const net::SockAddr to = Loopback(ipv6_, port);
+  ssize_t n = ::sendto(fd_.get(), bytes.data(), bytes.size(), 0, to.get(), to.length());
   if (n < 0) return ErrnoStatus("sendto", errno);
   if (static_cast<size_t>(n) != bytes.size()) return IoError("sendto: short write");
   return Status::Ok();
@@ -237,7 +240,7 @@ std::optional<UdpProbe::Datagram> UdpProbe::Receive(Duration timeout) {
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return std::nullopt;
     std::vector<uint8_t> buf(65536);
-    sockaddr_in from{};
+    net::SockAddr from{};
     socklen_t len = sizeof(from);
     ssize_t n = ::recvfrom(fd_.get(), buf.data(), buf.size(), MSG_DONTWAIT,
                            reinterpret_cast<sockaddr*>(&from), &len);
@@ -246,7 +249,7 @@ std::optional<UdpProbe::Datagram> UdpProbe::Receive(Duration timeout) {
       return std::nullopt;
     }
     buf.resize(static_cast<size_t>(n));
-    return Datagram{std::move(buf), ntohs(from.sin_port)};
+    return Datagram{std::move(buf), from.port()};
   }
 }
 
@@ -482,7 +485,7 @@ int ClusterTest::ServerIndexByPort(uint16_t port) const {
 std::vector<int> ClusterTest::UdpRoundTrips(int n, uint64_t seed, int* resends) {
   std::vector<int> per_server(cluster_->size(), 0);
   if (resends != nullptr) *resends = 0;
-  auto probe = UdpProbe::Open();
+  auto probe = UdpProbe::Open(asio::ip::make_address(cluster_->host()).is_v6());
   EXPECT_TRUE(probe.ok()) << probe.status().ToString();
   if (!probe.ok()) return per_server;
   Random random(seed);

@@ -10,8 +10,6 @@
 // process anyway: PR_SET_PDEATHSIG).
 #pragma once
 
-#include "support/wait_until.h"
-
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
@@ -32,6 +30,7 @@
 #include "common/unique_fd.h"
 #include "integration/vsc_process.h"
 #include "proto/lookup_codec.h"
+#include "support/wait_until.h"
 
 #ifndef VSC_BINARY
 #error "VSC_BINARY must name the vsc executable (set by tests/integration/CMakeLists.txt)"
@@ -94,7 +93,8 @@ std::vector<uint8_t> EncodeLookup(uint64_t request_id, std::span<const uint64_t>
 // An unconnected UDP socket bound to 127.0.0.1:0 that reports who answered.
 class UdpProbe {
  public:
-  static Result<UdpProbe> Open();
+  // Bound to 127.0.0.1, or to ::1 with `ipv6`; it sends to the same loopback address.
+  static Result<UdpProbe> Open(bool ipv6 = false);
   Status SendTo(uint16_t port, std::span<const uint8_t> bytes);
   struct Datagram {
     std::vector<uint8_t> bytes;
@@ -109,8 +109,10 @@ class UdpProbe {
   int fd() const { return fd_.get(); }
 
  private:
-  UdpProbe(UniqueFd fd, uint16_t port) : fd_(std::move(fd)), local_port_(port) {}
+  UdpProbe(UniqueFd fd, uint16_t port, bool ipv6)
+      : fd_(std::move(fd)), local_port_(port), ipv6_(ipv6) {}
   UniqueFd fd_;
+  bool ipv6_ = false;
   uint16_t local_port_ = 0;
 };
 

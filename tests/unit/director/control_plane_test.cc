@@ -66,7 +66,16 @@ TEST_F(ControlPlaneTest, RegistrationAndFirstHeartbeatPublishAnActiveServer) {
   ASSERT_TRUE(plane_.StructureChanged());
   v = plane_.BuildView();
   EXPECT_TRUE(v->services[kUdpService][0].backend.available);
-  EXPECT_EQ(ntohs(v->services[kUdpService][0].address.sin_port), 7001);
+  EXPECT_EQ(v->services[kUdpService][0].address.port, 7001);
+}
+
+TEST_F(ControlPlaneTest, AnIpv6LookupEndpointIsTheServersAddressInTheView) {
+  proto::Register v6 = MakeRegister("rs1", 1, 7001);
+  for (auto& e : *v6.mutable_endpoints()) e.set_host("fd00::5");
+  ASSERT_TRUE(plane_.OnRegister(v6, 1, 7101, clock_.Now()).accepted());
+  ViewPtr v = plane_.BuildView();
+  ASSERT_EQ(v->services[kUdpService].size(), 1u);
+  EXPECT_EQ(vservice::ToString(v->services[kUdpService][0].address), "[fd00::5]:7001");
 }
 
 TEST_F(ControlPlaneTest, RefusesRegistrationsItCannotUse) {

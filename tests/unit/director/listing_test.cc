@@ -39,8 +39,10 @@ TEST(ListingTest, RendersEveryServiceAndServer) {
   std::string table = RenderListing(status, ListingMode::kTable);
   EXPECT_NE(table.find("Prot LocalAddress:Port Scheduler Flags\n"), std::string::npos);
   EXPECT_NE(table.find("UDP  127.0.0.1:7000 rr\n"), std::string::npos);
-  EXPECT_NE(table.find("  -> 127.0.0.1:7001               Route   2      0          0          DRAINING\n"),
-            std::string::npos);
+  EXPECT_NE(
+      table.find(
+          "  -> 127.0.0.1:7001               Route   2      0          0          DRAINING\n"),
+      std::string::npos);
   std::string stats = RenderListing(status, ListingMode::kStats);
   EXPECT_NE(stats.find("Conns   InPkts  OutPkts  InBytes OutBytes"), std::string::npos);
   EXPECT_NE(stats.find(NumbersLine("UDP", "127.0.0.1:7000", 5, 5, 0, 300, 0) + "\n"),
@@ -49,14 +51,6 @@ TEST(ListingTest, RendersEveryServiceAndServer) {
             std::string::npos);
   std::string rate = RenderListing(status, ListingMode::kRate);
   EXPECT_NE(rate.find("CPS    InPPS   OutPPS    InBPS   OutBPS"), std::string::npos);
-}
-
-TEST(ListingTest, Netmasks) {
-  EXPECT_EQ(*ParseNetmask("255.255.255.0"), 0xffffff00u);
-  EXPECT_EQ(*ParseNetmask("0.0.0.0"), 0u);
-  EXPECT_EQ(FormatNetmask(0xffff0000u), "255.255.0.0");
-  EXPECT_FALSE(ParseNetmask("255.0.255.0").ok());
-  EXPECT_FALSE(ParseNetmask("banana").ok());
 }
 
 }  // namespace

@@ -11,9 +11,7 @@ namespace {
 ViewServer Server(const std::string& id, uint16_t port, uint32_t weight, bool available) {
   ViewServer s;
   s.id = id;
-  s.address.sin_family = AF_INET;
-  s.address.sin_addr.s_addr = htonl(0x7f000001);
-  s.address.sin_port = htons(port);
+  s.address = {vservice::IpAddress::V4(0x7f000001), port};
   s.backend.weight = weight;
   s.backend.available = available;
   s.backend.run_queue = 2.5;

@@ -304,8 +304,9 @@ class LookupEngineTest : public ServiceEngineTest {
       return 0;
     });
   }
-  // An ACTIVE agent whose lookup endpoints are `udp_port` and `tcp_port` on loopback.
-  void Register(const std::string& id, uint16_t udp_port, uint16_t tcp_port) {
+  // An ACTIVE agent whose lookup endpoints are `udp_port` and `tcp_port` on `host`.
+  void Register(const std::string& id, uint16_t udp_port, uint16_t tcp_port,
+                const std::string& host = "127.0.0.1") {
     control_.Run([&] {
       proto::Register r;
       r.set_id(id);
@@ -314,7 +315,7 @@ class LookupEngineTest : public ServiceEngineTest {
       for (auto [service, port] : {std::pair{"lookup-udp", udp_port}, {"lookup-tcp", tcp_port}}) {
         auto* e = r.add_endpoints();
         e->set_service(service);
-        e->set_host("127.0.0.1");
+        e->set_host(host);
         e->set_port(port);
       }
       EXPECT_TRUE(plane_.OnRegister(r, ++sessions_, 7101, clock_.Now()).accepted());
@@ -385,6 +386,22 @@ TEST_F(LookupEngineTest, TcpLookupIsProxiedToTheAgentsEndpoint) {
   EXPECT_TRUE(Eventually([&] { return Request(tcp_.port) == "A"; }));
   EXPECT_EQ(Dest(tcp_, a->endpoint().port()).server_id, "rs1");
   Close(a);
+}
+
+// A server is of its service's family (ipvsadm's rule): an agent registered on IPv6 is no
+// candidate of an IPv4 VIP's lookup entries, one on IPv4 is.
+TEST_F(LookupEngineTest, AnAgentOfTheOtherFamilyIsNoCandidate) {
+  VirtualServiceTable t;
+  ASSERT_TRUE(t.AddService(udp_, {}).ok());
+  ASSERT_TRUE(t.AddService(tcp_, {}).ok());
+  ASSERT_TRUE(Commit(t).ok());
+  Register("rs6", 4001, 4002, "::1");
+  EXPECT_TRUE(Runtime(udp_).dests.empty());
+  EXPECT_TRUE(Runtime(tcp_).dests.empty());
+  Register("rs4", 4003, 4004);
+  ASSERT_EQ(Runtime(udp_).dests.size(), 1u);
+  EXPECT_EQ(Runtime(udp_).dests[0].server_id, "rs4");
+  ASSERT_EQ(Runtime(tcp_).dests.size(), 1u);
 }
 
 TEST_F(LookupEngineTest, TheTableEditsTheirConfigurationNotTheirDestinations) {

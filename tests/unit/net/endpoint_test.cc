@@ -23,9 +23,25 @@ TEST(EndpointTest, WildcardAndLocalhost) {
   EXPECT_EQ(ParseTcpEndpoint("localhost:80")->address().to_string(), "127.0.0.1");
 }
 
+TEST(EndpointTest, ParsesBracketedIpv6) {
+  auto udp = ParseUdpEndpoint("[::1]:5353");
+  ASSERT_TRUE(udp.ok()) << udp.status().ToString();
+  EXPECT_TRUE(udp->address().is_v6());
+  EXPECT_EQ(udp->address().to_string(), "::1");
+  EXPECT_EQ(udp->port(), 5353);
+  EXPECT_EQ(ToString(*udp), "[::1]:5353");
+  auto tcp = ParseTcpEndpoint("[fd00::2:1]:80");
+  ASSERT_TRUE(tcp.ok());
+  EXPECT_EQ(ToString(*tcp), "[fd00::2:1]:80");
+  auto bare = ParseTcpEndpoint("::1:80");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_NE(bare.status().message().find("brackets"), std::string::npos) << bare.status().message();
+}
+
 TEST(EndpointTest, RejectsMalformed) {
-  for (const char* bad : {"10.0.0.1", "10.0.0.1:", "10.0.0.1:65536", "10.0.0.1:-1", "1.2.3.4:8x",
-                          "[::1]:80", "::1:80", "no-such-host.invalid:80"}) {
+  for (const char* bad :
+       {"10.0.0.1", "10.0.0.1:", "10.0.0.1:65536", "10.0.0.1:-1", "1.2.3.4:8x", "::1:80", "[::1]",
+        "[::1:80", "[1.2.3.4]:80", "[::g]:80", "a[b]:80", "no-such-host.invalid:80"}) {
     auto r = ParseUdpEndpoint(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
