@@ -7,6 +7,7 @@
 
 #include <functional>
 
+#include "director/default_services.h"
 #include "director/director.h"
 
 namespace vsc::director {
@@ -152,6 +153,33 @@ TEST(DirectorConfigTest, BadEtcdKeysAreRefusedByName) {
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << k.named;
     EXPECT_NE(s.message().find(k.named), std::string::npos) << s.ToString();
   }
+}
+
+// An IPv6 listen address (issue 12): accepted, and the built-in entries' persistence_netmask is
+// a prefix length (the IPv4 default meaning the whole address); a dotted mask is refused.
+TEST(DirectorConfigTest, AnIpv6ListenTakesAPrefixLengthAsItsPersistenceNetmask) {
+  DirectorConfig c;
+  c.listen = "::1";
+  EXPECT_TRUE(ValidateConfig(c).ok()) << ValidateConfig(c).ToString();
+  EXPECT_EQ(*LookupPersistencePrefix(c), 128);
+  c.persistence_netmask = "64";
+  EXPECT_EQ(*LookupPersistencePrefix(c), 64);
+  c.persistence_timeout_s = 300;
+  auto table = InitialServiceTable(c, 7000);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  const auto* udp = table->Find({vservice::Proto::kUdp, *vservice::IpAddress::Parse("::1"), 7000});
+  ASSERT_NE(udp, nullptr);
+  ASSERT_TRUE(udp->config.persistence.has_value());
+  EXPECT_EQ(udp->config.persistence->prefix_len, 64);
+  c.persistence_netmask = "255.255.0.0";
+  const Status s = ValidateConfig(c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("prefix length"), std::string::npos) << s.ToString();
+  DirectorConfig v4;
+  v4.persistence_netmask = "255.255.255.0";
+  EXPECT_EQ(*LookupPersistencePrefix(v4), 24);
+  v4.listen = "not-an-address";
+  EXPECT_NE(ValidateConfig(v4).message().find("IPv4 or IPv6"), std::string::npos);
 }
 
 }  // namespace
