@@ -59,11 +59,21 @@ Result<sockaddr_in> ResolveIPv4(const std::string& host, uint16_t port) {
   return addr;
 }
 
-std::string FormatAddress(const sockaddr_in& addr) {
-  char buf[INET_ADDRSTRLEN] = {};
-  ::inet_ntop(AF_INET, &addr.sin_addr, buf, sizeof(buf));
-  return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
+Result<net::SockAddr> ResolveHost(const std::string& host, uint16_t port) {
+  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  const std::string literal = bracketed ? host.substr(1, host.size() - 2) : host;
+  sockaddr_in6 v6{};
+  if (::inet_pton(AF_INET6, literal.c_str(), &v6.sin6_addr) == 1) {
+    v6.sin6_family = AF_INET6;
+    v6.sin6_port = htons(port);
+    return net::SockAddr(v6);
+  }
+  if (bracketed) return InvalidArgument("'" + host + "' is not an IPv6 address");
+  VSC_ASSIGN_OR_RETURN(sockaddr_in v4, ResolveIPv4(host, port));
+  return net::SockAddr(v4);
 }
+
+std::string FormatAddress(const net::SockAddr& addr) { return net::ToString(addr); }
 
 Status CheckLookupIds(std::span<const uint64_t> ids) {
   if (ids.empty() || ids.size() > proto::kMaxLookupIds) {
@@ -99,19 +109,17 @@ Result<std::vector<proto::LookupAnswer>> AnswersFromResponse(proto::LookupRespon
   return std::move(response.answers);
 }
 
-Result<BoundUdpSocket> OpenBoundUdpSocket() {
-  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+Result<BoundUdpSocket> OpenBoundUdpSocket(int family) {
+  UniqueFd fd(::socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return ErrnoStatus("socket(udp)", errno);
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0) {
-    return ErrnoStatus("bind(udp)", errno);
-  }
+  net::SockAddr local;  // the wildcard of the family, port 0
+  local.v4.sin_family = static_cast<sa_family_t>(family);
+  if (::bind(fd.get(), local.get(), local.length()) != 0) return ErrnoStatus("bind(udp)", errno);
   socklen_t len = sizeof(local);
   if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) {
     return ErrnoStatus("getsockname(udp)", errno);
   }
-  return BoundUdpSocket{std::move(fd), ntohs(local.sin_port)};
+  return BoundUdpSocket{std::move(fd), local.port()};
 }
 
 }  // namespace vsc::client

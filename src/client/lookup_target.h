@@ -1,8 +1,8 @@
-// Where lookups go: "udp://HOST:PORT" or "tcp://HOST:PORT", resolved to one IPv4 address
-// (the dr forward header carries IPv4 only). Also the shared helpers the lookup clients and
-// the load generator use to turn a decoded response into answers or an error.
+// Where lookups go: "udp://HOST:PORT" or "tcp://HOST:PORT" (HOST a name, a dotted IPv4 address
+// or an IPv6 one in brackets: "udp://[::1]:7000"). Also the shared helpers the lookup clients
+// and the load generator use to turn a decoded response into answers or an error.
 //
-// Pure except ResolveIPv4 (getaddrinfo, blocking) and OpenBoundUdpSocket. Thread safe.
+// Pure except the resolvers (getaddrinfo, blocking) and OpenBoundUdpSocket. Thread safe.
 #pragma once
 
 #include <netinet/in.h>
@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "net/endpoint.h"
 #include "proto/lookup_codec.h"
 
 namespace vsc::client {
@@ -34,6 +35,8 @@ Result<LookupTarget> ParseLookupTarget(std::string_view text);
 
 // Resolves HOST to its first IPv4 address; refuses names with no IPv4 address.
 Result<sockaddr_in> ResolveIPv4(const std::string& host, uint16_t port);
+// An IPv6 literal (bare or in brackets) as itself; anything else as ResolveIPv4 does.
+Result<net::SockAddr> ResolveHost(const std::string& host, uint16_t port);
 
 // An unconnected UDP socket bound to an ephemeral port (the port is known before the first send,
 // and answers are accepted from any source: in dr mode the real server answers, not the director).
@@ -41,10 +44,11 @@ struct BoundUdpSocket {
   UniqueFd fd;
   uint16_t port = 0;
 };
-Result<BoundUdpSocket> OpenBoundUdpSocket();
+// `family`: AF_INET or AF_INET6, the family of the addresses it will send to.
+Result<BoundUdpSocket> OpenBoundUdpSocket(int family = AF_INET);
 
-// "127.0.0.1:7000"
-std::string FormatAddress(const sockaddr_in& addr);
+// "127.0.0.1:7000", "[::1]:7000"
+std::string FormatAddress(const net::SockAddr& addr);
 
 // Checks a request's id list (1..kMaxLookupIds ids) before anything is sent.
 Status CheckLookupIds(std::span<const uint64_t> ids);

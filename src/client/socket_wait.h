@@ -2,11 +2,10 @@
 // connect within one. Every wait goes through ppoll with the caller's deadline on `clock`.
 #pragma once
 
-#include <netinet/in.h>
-
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "net/endpoint.h"
 
 namespace vsc::client {
 
@@ -15,6 +14,6 @@ Status WaitFor(int fd, short events, TimePoint deadline, const Clock& clock);
 
 // A connected non-blocking TCP socket with TCP_NODELAY; Unavailable naming the address when
 // the connect fails or does not finish by the deadline.
-Result<UniqueFd> ConnectTcp(const sockaddr_in& target, TimePoint deadline, const Clock& clock);
+Result<UniqueFd> ConnectTcp(const net::SockAddr& target, TimePoint deadline, const Clock& clock);
 
 }  // namespace vsc::client

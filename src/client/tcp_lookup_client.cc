@@ -15,13 +15,13 @@ namespace vsc::client {
 Result<TcpLookupClient> TcpLookupClient::Connect(const std::string& host, uint16_t port,
                                                  Duration timeout, const Clock* clock) {
   if (timeout <= Duration::zero()) return InvalidArgument("lookup timeout must be positive");
-  VSC_ASSIGN_OR_RETURN(sockaddr_in target, ResolveIPv4(host, port));
+  VSC_ASSIGN_OR_RETURN(net::SockAddr target, ResolveHost(host, port));
   TcpLookupClient client(target, timeout, clock != nullptr ? clock : &DefaultClock());
   VSC_RETURN_IF_ERROR(client.Open(client.clock_->Now() + timeout));
   return client;
 }
 
-TcpLookupClient::TcpLookupClient(sockaddr_in target, Duration timeout, const Clock* clock)
+TcpLookupClient::TcpLookupClient(net::SockAddr target, Duration timeout, const Clock* clock)
     : target_(target), timeout_(timeout), clock_(clock) {}
 
 Status TcpLookupClient::Open(TimePoint deadline) {

@@ -18,9 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "common/unique_fd.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/unique_fd.h"
+#include "net/endpoint.h"
 #include "proto/frame.h"
 #include "proto/lookup_codec.h"
 
@@ -42,13 +43,13 @@ class TcpLookupClient {
   uint64_t reconnects() const { return reconnects_; }
 
  private:
-  TcpLookupClient(sockaddr_in target, Duration timeout, const Clock* clock);
+  TcpLookupClient(net::SockAddr target, Duration timeout, const Clock* clock);
   Status Open(TimePoint deadline);
   Status SendAll(std::span<const uint8_t> bytes, TimePoint deadline);
   Result<proto::LookupResponse> AwaitAnswer(uint64_t request_id, TimePoint deadline);
 
   UniqueFd fd_;
-  sockaddr_in target_{};
+  net::SockAddr target_;
   Duration timeout_;
   const Clock* clock_;
   proto::FrameDecoder decoder_{proto::kMaxLookupMessage};

@@ -14,13 +14,14 @@ Result<UdpLookupClient> UdpLookupClient::Connect(const std::string& host, uint16
                                                  const Clock* clock) {
   if (timeout <= Duration::zero()) return InvalidArgument("lookup timeout must be positive");
   if (retries < 0) return InvalidArgument("lookup retries must be 0 or more");
-  VSC_ASSIGN_OR_RETURN(sockaddr_in target, ResolveIPv4(host, port));
-  VSC_ASSIGN_OR_RETURN(BoundUdpSocket socket, OpenBoundUdpSocket());
+  VSC_ASSIGN_OR_RETURN(net::SockAddr target, ResolveHost(host, port));
+  VSC_ASSIGN_OR_RETURN(BoundUdpSocket socket,
+                       OpenBoundUdpSocket(target.is_v6() ? AF_INET6 : AF_INET));
   return UdpLookupClient(std::move(socket.fd), target, timeout, retries,
                          clock != nullptr ? clock : &DefaultClock(), socket.port);
 }
 
-UdpLookupClient::UdpLookupClient(UniqueFd fd, sockaddr_in target, Duration timeout, int retries,
+UdpLookupClient::UdpLookupClient(UniqueFd fd, net::SockAddr target, Duration timeout, int retries,
                                  const Clock* clock, uint16_t local_port)
     : fd_(std::move(fd)),
       target_(target),
@@ -36,8 +37,7 @@ Result<std::vector<proto::LookupAnswer>> UdpLookupClient::Lookup(std::span<const
   const size_t n = proto::EncodeRequest(request, buf);
   for (int attempt = 0; attempt <= retries_; ++attempt) {
     if (attempt > 0) ++retransmissions_;
-    if (::sendto(fd_.get(), buf.data(), n, 0, reinterpret_cast<const sockaddr*>(&target_),
-                 sizeof(target_)) < 0) {
+    if (::sendto(fd_.get(), buf.data(), n, 0, target_.get(), target_.length()) < 0) {
       return ErrnoStatus("sendto " + FormatAddress(target_), errno);
     }
     auto answer = AwaitAnswer(request.request_id, clock_->Now() + timeout_);

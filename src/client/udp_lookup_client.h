@@ -20,9 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "common/unique_fd.h"
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/unique_fd.h"
+#include "net/endpoint.h"
 #include "proto/lookup_codec.h"
 
 namespace vsc::client {
@@ -46,13 +47,13 @@ class UdpLookupClient {
   uint16_t local_port() const { return local_port_; }
 
  private:
-  UdpLookupClient(UniqueFd fd, sockaddr_in target, Duration timeout, int retries,
+  UdpLookupClient(UniqueFd fd, net::SockAddr target, Duration timeout, int retries,
                   const Clock* clock, uint16_t local_port);
   // Waits for the answer to `request_id` until `deadline`; Unavailable on timeout.
   Result<proto::LookupResponse> AwaitAnswer(uint64_t request_id, TimePoint deadline);
 
   UniqueFd fd_;
-  sockaddr_in target_{};
+  net::SockAddr target_;
   Duration timeout_;
   int retries_;
   const Clock* clock_;

@@ -2,7 +2,9 @@
 // `listen` is ::1 and real servers listening and registering on ::1 (their --director is
 // "[::1]:PORT"). Lookups from an IPv6 client go through the director's `dr` path with the
 // forward header's IPv6 form and are answered by the real servers themselves; no reply passes
-// through the director.
+// through the director. The client library reaches the same VIP over UDP and TCP.
+#include "client/tcp_lookup_client.h"
+#include "client/udp_lookup_client.h"
 #include "integration/cluster_harness.h"
 
 namespace vsc::integration {
@@ -35,6 +37,23 @@ TEST_F(ClusterTest, AnIpv6ClusterServesDrLookupsStraightFromItsRealServers) {
   EXPECT_EQ(Metric("vsc_datagrams_forwarded_total"), kRequests);
   EXPECT_EQ(Metric("vsc_replies_seen_total"), 0) << "dr: the real servers answer the client";
   EXPECT_EQ(Transitions("ACTIVE", "SILENT"), 0);
+
+  // The client library over IPv6: UDP (dr) and TCP (the built-in nat entry) to the VIP.
+  const std::vector<uint64_t> ids = {1, 2, kRecords, kRecords + 1};
+  auto udp = client::UdpLookupClient::Connect("::1", cluster_->lookup_port(), 2s, 1);
+  ASSERT_TRUE(udp.ok()) << udp.status().ToString();
+  auto by_udp = udp->Lookup(ids);
+  ASSERT_TRUE(by_udp.ok()) << by_udp.status().ToString();
+  EXPECT_TRUE(SharedOracle().Matches(ids, *by_udp));
+  auto tcp = client::TcpLookupClient::Connect("[::1]", cluster_->lookup_port(), 2s);
+  ASSERT_TRUE(tcp.ok()) << tcp.status().ToString();
+  auto by_tcp = tcp->Lookup(ids);
+  ASSERT_TRUE(by_tcp.ok()) << by_tcp.status().ToString();
+  EXPECT_TRUE(SharedOracle().Matches(ids, *by_tcp));
+  const json after = AdminStatus();
+  uint64_t proxied = 0;
+  for (int i = 0; i < kServers; ++i) proxied += ServerConns(after, 1, cluster_->server_id(i));
+  EXPECT_EQ(proxied, 1u) << "the TCP lookup went through the nat entry to a real server";
 }
 
 }  // namespace

@@ -36,6 +36,24 @@ TEST(LookupTargetTest, ResolvesLoopbackAndRefusesUnknownNames) {
   EXPECT_FALSE(ResolveIPv4("no-such-host.invalid", 9).ok());
 }
 
+TEST(LookupTargetTest, ResolveHostTakesIpv6LiteralsBareOrBracketed) {
+  auto bare = ResolveHost("::1", 7000);
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_TRUE(bare->is_v6());
+  EXPECT_EQ(FormatAddress(*bare), "[::1]:7000");
+  auto bracketed = ResolveHost("[fd00::7]", 80);
+  ASSERT_TRUE(bracketed.ok());
+  EXPECT_EQ(FormatAddress(*bracketed), "[fd00::7]:80");
+  auto v4 = ResolveHost("127.0.0.1", 9);
+  ASSERT_TRUE(v4.ok());
+  EXPECT_FALSE(v4->is_v6());
+  EXPECT_FALSE(ResolveHost("[127.0.0.1]", 9).ok());
+  auto target = ParseLookupTarget("udp://[::1]:7000");
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  EXPECT_EQ(target->host, "[::1]");
+  EXPECT_EQ(target->port, 7000);
+}
+
 TEST(LookupTargetTest, CheckLookupIdsAllowsOneToTen) {
   std::vector<uint64_t> ids;
   EXPECT_FALSE(CheckLookupIds(ids).ok());
@@ -44,15 +62,17 @@ TEST(LookupTargetTest, CheckLookupIdsAllowsOneToTen) {
     EXPECT_TRUE(CheckLookupIds(ids).ok()) << n;
   }
   ids.push_back(11);
-  EXPECT_EQ(CheckLookupIds(ids).message(), "lookup of 11 ids refused: send 1 to 10 ids per request");
+  EXPECT_EQ(CheckLookupIds(ids).message(),
+            "lookup of 11 ids refused: send 1 to 10 ids per request");
 }
 
 TEST(LookupTargetTest, AnswersFromResponseMapsStatusesAndChecksIds) {
   const uint64_t asked[] = {3, 4};
   using proto::LookupStatus;
-  const std::pair<LookupStatus, Code> cases[] = {{LookupStatus::kBadRequest, Code::kInvalidArgument},
-                                                 {LookupStatus::kOverloaded, Code::kResourceExhausted},
-                                                 {LookupStatus::kInternal, Code::kInternal}};
+  const std::pair<LookupStatus, Code> cases[] = {
+      {LookupStatus::kBadRequest, Code::kInvalidArgument},
+      {LookupStatus::kOverloaded, Code::kResourceExhausted},
+      {LookupStatus::kInternal, Code::kInternal}};
   for (const auto& [status, code] : cases) {
     auto r = AnswersFromResponse({1, status, {}}, asked);
     ASSERT_FALSE(r.ok());
