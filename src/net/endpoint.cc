@@ -89,25 +89,18 @@ std::string ToString(const sockaddr_in& addr) {
   return std::string(buf) + ":" + std::to_string(ntohs(addr.sin_port));
 }
 
+// "1.2.3.4:5" or "[::1]:5", as ipvsadm and URLs write an IPv6 address with a port.
 std::string HostPort(const std::string& host, uint16_t port) {
   const bool v6 = host.find(':') != std::string::npos && !host.starts_with('[');
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-namespace {
-// "1.2.3.4:5" or "[::1]:5", as ipvsadm and URLs write an IPv6 address with a port.
-std::string HostPortText(const asio::ip::address& a, uint16_t port) {
-  const std::string host = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
-  return host + ":" + std::to_string(port);
-}
-}  // namespace
-
 std::string ToString(const asio::ip::udp::endpoint& ep) {
-  return HostPortText(ep.address(), ep.port());
+  return HostPort(ep.address().to_string(), ep.port());
 }
 
 std::string ToString(const asio::ip::tcp::endpoint& ep) {
-  return HostPortText(ep.address(), ep.port());
+  return HostPort(ep.address().to_string(), ep.port());
 }
 
 sockaddr_in ToSockaddr(const asio::ip::udp::endpoint& ep) {
