@@ -18,6 +18,8 @@ TEST_F(ClusterTest, AnIpv6ClusterServesDrLookupsStraightFromItsRealServers) {
   const json st = AdminStatus();
   ASSERT_EQ(st.at("services").size(), 2u);
   for (int svc = 0; svc < 2; ++svc) {
+    EXPECT_EQ(st["services"][svc]["address"], "[::1]:" + std::to_string(cluster_->lookup_port()));
+    EXPECT_EQ(st["services"][svc]["persistence_netmask"], "128");
     for (int i = 0; i < kServers; ++i) {
       const json* s = FindServer(st, svc, cluster_->server_id(i));
       ASSERT_NE(s, nullptr) << cluster_->server_id(i) << " not listed in service " << svc;
