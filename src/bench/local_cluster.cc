@@ -99,43 +99,27 @@ Status LocalCluster::StartDirector() {
   SpawnOptions so;
   so.argv = {options_.vsc_binary,
              "director",
-             "--listen",
-             options_.host,
-             "--key-file",
-             key_file_,
-             "--lookup-port",
-             port(lookup_port_),
-             "--control-port",
-             port(control_port_),
-             "--heartbeat-port",
-             port(heartbeat_port_),
-             "--admin-port",
-             port(admin_port_),
-             "--ring-port",
-             port(ring_port_),
-             "--http-port",
-             port(http_port_),
-             "--admin-token-file",
-             token_file,
-             "--workers",
-             std::to_string(options_.director_workers),
-             "--scheduler",
-             options_.scheduler,
-             "--heartbeat-interval-ms",
-             std::to_string(options_.heartbeat_interval_ms),
-             "--silent-after",
-             std::to_string(options_.silent_after),
-             "--down-after",
-             std::to_string(options_.down_after),
-             "--log-level",
-             options_.log_level,
-             "--ready-file",
-             ready};
+             "--listen", options_.host,
+             "--key-file", key_file_,
+             "--lookup-port", port(lookup_port_),
+             "--control-port", port(control_port_),
+             "--heartbeat-port", port(heartbeat_port_),
+             "--admin-port", port(admin_port_),
+             "--ring-port", port(ring_port_),
+             "--http-port", port(http_port_),
+             "--admin-token-file", token_file,
+             "--workers", std::to_string(options_.director_workers),
+             "--scheduler", options_.scheduler,
+             "--heartbeat-interval-ms", std::to_string(options_.heartbeat_interval_ms),
+             "--silent-after", std::to_string(options_.silent_after),
+             "--down-after", std::to_string(options_.down_after),
+             "--log-level", options_.log_level,
+             "--ready-file", ready};
   if (options_.replication) {
-    so.argv.insert(
-        so.argv.end(),
-        {"--schema-db", options_.db_path, "--log-file", Path("director-log.db"), "--commit-policy",
-         options_.commit_policy, "--write-port", port(write_port_), "--sql-port", port(sql_port_)});
+    so.argv.insert(so.argv.end(),
+                   {"--schema-db", options_.db_path, "--log-file", Path("director-log.db"),
+                    "--commit-policy", options_.commit_policy, "--write-port", port(write_port_),
+                    "--sql-port", port(sql_port_)});
   }
   for (const auto& a : options_.director_extra_args) so.argv.push_back(a);
   so.log_path = Path("director.log");
@@ -154,8 +138,7 @@ Status LocalCluster::StartDirector() {
     write_port_ = j.value("write_port", 0);
     sql_port_ = j.value("sql_port", 0);
     if (write_port_ == 0 || sql_port_ == 0) {
-      return Internal("the director did not open its write and SQL ports (see " + so.log_path +
-                      ")");
+      return Internal("the director did not open its write and SQL ports (see " + so.log_path + ")");
     }
   }
   std::ifstream in(token_file);
@@ -172,26 +155,17 @@ Status LocalCluster::StartServer(int i) {
   SpawnOptions so;
   so.argv = {options_.vsc_binary,
              "realserver",
-             "--id",
-             id,
-             "--key-file",
-             key_file_,
-             "--listen",
-             options_.host,
-             "--director",
-             net::ToString(asio::ip::tcp::endpoint(asio::ip::make_address(options_.host),
-                                                   control_port_ ? control_port_ : 9)),
-             "--db",
-             server_db(i),
-             "--workers",
-             std::to_string(options_.rs_workers),
-             "--log-level",
-             options_.log_level,
-             "--ready-file",
-             ready};
+             "--id", id,
+             "--key-file", key_file_,
+             "--listen", options_.host,
+             "--director", net::HostPort(options_.host, control_port_ ? control_port_ : 9),
+             "--db", server_db(i),
+             "--workers", std::to_string(options_.rs_workers),
+             "--log-level", options_.log_level,
+             "--ready-file", ready};
   if (s.lookup_port != 0) {  // a restart keeps its ports, as a real host would
-    so.argv.insert(so.argv.end(), {"--lookup-port", std::to_string(s.lookup_port), "--http-port",
-                                   std::to_string(s.http_port)});
+    so.argv.insert(so.argv.end(), {"--lookup-port", std::to_string(s.lookup_port),
+                                   "--http-port", std::to_string(s.http_port)});
   }
   if (options_.relay) {
     so.argv.insert(so.argv.end(), {"--relay", "--relay-port", std::to_string(s.relay_port)});
@@ -209,9 +183,9 @@ Status LocalCluster::StartServer(int i) {
                        ec.message());
       }
       VSC_RETURN_IF_ERROR(WriteText(s.cgroup + "/cpu.cfs_period_us", "100000\n"));
-      VSC_RETURN_IF_ERROR(
-          WriteText(s.cgroup + "/cpu.cfs_quota_us",
-                    std::to_string(static_cast<int64_t>(options_.rs_cpu_quota * 100000)) + "\n"));
+      VSC_RETURN_IF_ERROR(WriteText(
+          s.cgroup + "/cpu.cfs_quota_us",
+          std::to_string(static_cast<int64_t>(options_.rs_cpu_quota * 100000)) + "\n"));
     }
     so.cgroup_procs = s.cgroup + "/cgroup.procs";
   }
@@ -260,8 +234,7 @@ Result<nlohmann::json> LocalCluster::AdminGet(const std::string& target) {
   auto r = net::HttpRequestSync("127.0.0.1", admin_port_, "GET", target, "",
                                 {{"Authorization", "Bearer " + token_}}, 5s);
   if (!r.ok()) return r.status();
-  if (r->status != 200)
-    return Unavailable("GET " + target + ": HTTP " + std::to_string(r->status) + " " + r->body);
+  if (r->status != 200) return Unavailable("GET " + target + ": HTTP " + std::to_string(r->status) + " " + r->body);
   auto j = nlohmann::json::parse(r->body, nullptr, false);
   if (j.is_discarded()) return nlohmann::json(r->body);  // /metrics is text
   return j;
@@ -269,14 +242,14 @@ Result<nlohmann::json> LocalCluster::AdminGet(const std::string& target) {
 
 Result<nlohmann::json> LocalCluster::AdminPost(const std::string& target,
                                                const nlohmann::json& body) {
-  auto r = net::HttpRequestSync(
-      "127.0.0.1", admin_port_, "POST", target, body.dump(),
-      {{"Authorization", "Bearer " + token_}, {"Content-Type", "application/json"}}, 5s);
+  auto r = net::HttpRequestSync("127.0.0.1", admin_port_, "POST", target, body.dump(),
+                                {{"Authorization", "Bearer " + token_},
+                                 {"Content-Type", "application/json"}},
+                                5s);
   if (!r.ok()) return r.status();
   auto j = nlohmann::json::parse(r->body, nullptr, false);
   if (r->status != 200) {
-    return FailedPrecondition("POST " + target + ": HTTP " + std::to_string(r->status) + " " +
-                              r->body);
+    return FailedPrecondition("POST " + target + ": HTTP " + std::to_string(r->status) + " " + r->body);
   }
   return j;
 }
@@ -301,8 +274,8 @@ Status LocalCluster::WaitForState(const std::string& id, const std::string& stat
       if (last == state) return Status::Ok();
     }
     if (clock.Now() >= deadline) {
-      return Unavailable(id + " did not become " + state +
-                         " (last state: " + (last.empty() ? "unlisted" : last) + ")");
+      return Unavailable(id + " did not become " + state + " (last state: " +
+                         (last.empty() ? "unlisted" : last) + ")");
     }
     timespec ts{0, 10'000'000};
     nanosleep(&ts, nullptr);
@@ -310,8 +283,7 @@ Status LocalCluster::WaitForState(const std::string& id, const std::string& stat
 }
 
 Status LocalCluster::WaitAllActive(Duration timeout) {
-  for (int i = 0; i < size(); ++i)
-    VSC_RETURN_IF_ERROR(WaitForState(server_id(i), "ACTIVE", timeout));
+  for (int i = 0; i < size(); ++i) VSC_RETURN_IF_ERROR(WaitForState(server_id(i), "ACTIVE", timeout));
   return Status::Ok();
 }
 

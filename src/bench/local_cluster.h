@@ -21,19 +21,19 @@
 namespace vsc::bench {
 
 struct LocalClusterOptions {
-  std::string vsc_binary;  // path of `vsc` (SelfExecutable() from inside vsc)
-  std::string work_dir;    // created if missing: logs, ready files, key, token
-  std::string db_path;     // resource database; each real server gets its own copy
-                           // (work_dir/rsN.db), removed at Stop() without replication
+  std::string vsc_binary;        // path of `vsc` (SelfExecutable() from inside vsc)
+  std::string work_dir;          // created if missing: logs, ready files, key, token
+  std::string db_path;           // resource database; each real server gets its own copy
+                                 // (work_dir/rsN.db), removed at Stop() without replication
   int real_servers = 4;
-  bool start_director = true;  // false: real servers alone (the seed's single top node)
+  bool start_director = true;    // false: real servers alone (the seed's single top node)
   std::string scheduler = "wlc";
   uint32_t director_workers = 1;
   uint32_t rs_workers = 1;
   uint32_t heartbeat_interval_ms = 200;
   uint32_t silent_after = 2;
   uint32_t down_after = 5;
-  double rs_cpu_quota = 0;  // CPUs per real server via cgroup cpu.cfs_quota_us; 0 = none
+  double rs_cpu_quota = 0;       // CPUs per real server via cgroup cpu.cfs_quota_us; 0 = none
   std::string log_level = "info";
   std::vector<std::string> director_extra_args;
   // The address the director's services and the real servers' listen on (the director's

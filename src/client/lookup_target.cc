@@ -60,17 +60,8 @@ Result<sockaddr_in> ResolveIPv4(const std::string& host, uint16_t port) {
 }
 
 Result<net::SockAddr> ResolveHost(const std::string& host, uint16_t port) {
-  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
-  const std::string literal = bracketed ? host.substr(1, host.size() - 2) : host;
-  sockaddr_in6 v6{};
-  if (::inet_pton(AF_INET6, literal.c_str(), &v6.sin6_addr) == 1) {
-    v6.sin6_family = AF_INET6;
-    v6.sin6_port = htons(port);
-    return net::SockAddr(v6);
-  }
-  if (bracketed) return InvalidArgument("'" + host + "' is not an IPv6 address");
-  VSC_ASSIGN_OR_RETURN(sockaddr_in v4, ResolveIPv4(host, port));
-  return net::SockAddr(v4);
+  VSC_ASSIGN_OR_RETURN(auto ep, net::ParseUdpEndpoint(net::HostPort(host, port)));
+  return net::ToSockAddr(ep);
 }
 
 std::string FormatAddress(const net::SockAddr& addr) { return net::ToString(addr); }

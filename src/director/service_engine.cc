@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <asio/post.hpp>
+#include <iterator>
 
 #include "common/ewma.h"
 #include "director/lookup_view.h"
@@ -313,11 +315,18 @@ std::shared_ptr<ServiceView> ServiceEngine::BuildView(const VirtualService& vs, 
   if (options_.builtin.contains(vs.key)) {
     // The registered servers of the VIP's family: a server is of its service's family, as in
     // ipvsadm (an IPv4 endpoint cannot take an IPv6 VIP's datagrams).
+    // Copied only when some are of the other family (rare), not at every load publish.
     const ViewPtr cluster = plane_.PeekView();
-    std::vector<ViewServer> candidates;
-    for (const ViewServer& s : cluster->services[LookupServiceIndex(vs.key.proto)]) {
-      if (s.address.addr.family() == vs.key.vip.family()) candidates.push_back(s);
+    const std::vector<ViewServer>& all = cluster->services[LookupServiceIndex(vs.key.proto)];
+    auto other_family = [&vs](const ViewServer& s) {
+      return s.address.addr.family() != vs.key.vip.family();
+    };
+    const bool mixed = std::any_of(all.begin(), all.end(), other_family);
+    std::vector<ViewServer> same_family;
+    if (mixed) {
+      std::remove_copy_if(all.begin(), all.end(), std::back_inserter(same_family), other_family);
     }
+    const std::vector<ViewServer>& candidates = mixed ? same_family : all;
     std::vector<LookupDestInputs> inputs;
     for (const ViewServer& s : candidates) {
       LookupDestInputs in;
