@@ -244,10 +244,7 @@ void Agent::SendHeartbeat(bool down) {
   hb->set_incarnation(options_.incarnation);
   hb->set_counter(++heartbeat_counter_);
   proto::Load* load = hb->mutable_load();
-  if (auto l = ReadLoadavg(); l.ok()) {
-    // The reader itself is running while it reads; it is not load.
-    load->set_run_queue(l->runnable > 0 ? l->runnable - 1 : 0);
-  }
+  if (auto n = options_.run_queue.Read(); n.ok()) load->set_run_queue(*n);
   load->set_in_flight(load_.in_flight());
   load->set_response_ms(load_.response_ms());
   uint32_t flags = down ? proto::Heartbeat::FLAG_DOWN : 0;

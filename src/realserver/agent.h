@@ -51,6 +51,7 @@
 #include "proto/session_frames.h"
 #include "realserver/director_list.h"
 #include "realserver/load_monitor.h"
+#include "realserver/run_queue.h"
 #include "realserver/replica.h"
 
 namespace vsc::realserver {
@@ -63,6 +64,7 @@ struct AgentOptions {
   uint64_t incarnation = 0;
   std::vector<proto::Endpoint> endpoints;
   std::vector<std::string> capabilities;
+  RunQueueSource run_queue;  // what heartbeats report as the run-queue length (run_queue.h)
   // From the connect to the director's RegisterAck at most: a director that accepts and never
   // sends its challenge, or never answers the registration, is left and tried again.
   std::chrono::milliseconds handshake_timeout{5000};

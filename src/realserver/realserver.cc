@@ -111,6 +111,7 @@ Status RealServer::Start() {
   VSC_RETURN_IF_ERROR(CheckDatabaseFile(config_));
   VSC_ASSIGN_OR_RETURN(auto directors, ParseDirectors(config_));
   VSC_ASSIGN_OR_RETURN(auto trusted, ParseAddressList(config_.trusted_forwarders));
+  VSC_ASSIGN_OR_RETURN(run_queue_, RunQueueSource::Open(config_.load_cgroup));
   if (trusted.empty()) {
     for (const auto& d : directors) trusted.push_back(d.address());
   }
@@ -215,6 +216,7 @@ void RealServer::StartAgent(std::vector<asio::ip::tcp::endpoint> directors) {
   options.directors = std::move(directors);
   options.weight = config_.weight;
   options.incarnation = static_cast<uint64_t>(clock_.WallMicros());
+  options.run_queue = run_queue_;
   auto add = [&](const char* service, uint16_t port) {
     proto::Endpoint e;
     e.set_service(service);

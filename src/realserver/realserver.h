@@ -74,6 +74,7 @@ class RealServer {
   std::thread control_thread_;
   std::unique_ptr<Agent> agent_;
   std::unique_ptr<relay::RelayNode> relay_;  // with config.relay
+  RunQueueSource run_queue_;  // opened (checked) at Start, read by the agent
   uint16_t lookup_port_ = 0;
   uint16_t http_port_ = 0;
   uint16_t sql_port_ = 0;

@@ -47,6 +47,10 @@ void RealServerConfig::Bind(ConfigTable& t) {
          "a local service to front, NAME=tcp:HOST:PORT or NAME=udp:HOST:PORT (e.g. "
          "web=tcp:10.0.0.5:80): registered with the director, where a destination at HOST:PORT "
          "follows this server's state and load");
+  t.Bind("load_cgroup", &load_cgroup,
+         "report the run-queue length of this cgroup directory (its runnable tasks and its "
+         "descendants', v1 or v2) instead of the node's /proc/loadavg: for real servers in "
+         "containers, which all see their host's loadavg");
   t.Bind("relay", &relay,
          "serve the clip relay and join the director's ring (capability and endpoint 'relay')");
   t.Bind("relay_port", &relay_port, "clip relay port, TCP (0 = any free port)");

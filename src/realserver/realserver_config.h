@@ -36,6 +36,8 @@ struct RealServerConfig {
   std::string ready_file;  // written with the bound ports once serving
   // Local services fronted without being implemented: "NAME=tcp:HOST:PORT" (fronted_service.h).
   std::vector<std::string> service;
+  // Run-queue length from this cgroup's tasks instead of /proc/loadavg (run_queue.h).
+  std::string load_cgroup;
   // The clip relay (DESIGN.md §8): a ring member when `relay` is set.
   bool relay = false;
   uint16_t relay_port = 0;  // TCP, registered as "relay" (0 = any free port)
