@@ -1,12 +1,11 @@
 // vsc director: runs the load balancer until SIGINT/SIGTERM.
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/secrets.h"
+#include "common/file_text.h"
 #include "common/logging.h"
 #include "common/signals.h"
 #include "director/director.h"
@@ -18,11 +17,8 @@ namespace {
 // The configuration file's text (for its [[service]] tables), or empty without one.
 Result<director::Director::ConfigText> ReadConfigText(const std::string& path) {
   if (path.empty()) return director::Director::ConfigText{};
-  std::ifstream in(path);
-  if (!in) return ErrnoStatus("read configuration " + path, errno);
-  std::stringstream text;
-  text << in.rdbuf();
-  return director::Director::ConfigText{text.str(), path};
+  VSC_ASSIGN_OR_RETURN(std::string text, ReadFileText(path));
+  return director::Director::ConfigText{std::move(text), path};
 }
 
 // The table the director starts with: the saved one, else the file's [[service]] tables.

@@ -9,10 +9,9 @@
 #include <array>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "common/file_checks.h"
+#include "common/file_text.h"
 
 namespace vsc::cli {
 namespace {
@@ -20,11 +19,9 @@ namespace {
 constexpr const char* kDefaultTokenFile = "director-admin.token";
 
 Result<std::string> ReadTrimmed(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot read " + path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string s = buf.str();
+  auto text = ReadFileText(path);
+  if (!text.ok()) return NotFound(text.status().message());
+  std::string s = std::move(*text);
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   if (s.empty()) return InvalidArgument(path + " is empty");
   return s;

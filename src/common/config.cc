@@ -6,11 +6,11 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "common/duration_text.h"
+#include "common/file_text.h"
 #include "common/toml_document.h"
 
 namespace vsc {
@@ -272,11 +272,9 @@ Status ConfigTable::LoadTomlText(std::string_view text, std::string_view origin)
 
 Status ConfigTable::Finish() {
   if (!config_path_.empty()) {
-    std::ifstream in(config_path_);
-    if (!in) return IoError("cannot read config file " + config_path_);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    VSC_RETURN_IF_ERROR(LoadTomlText(buf.str(), config_path_));
+    auto text = ReadFileText(config_path_);
+    if (!text.ok()) return IoError("config file: " + text.status().message());
+    VSC_RETURN_IF_ERROR(LoadTomlText(*text, config_path_));
   }
   for (auto& e : entries_) {
     if (e.option == nullptr || e.option->count() == 0) continue;

@@ -11,8 +11,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <sstream>
+
+#include "common/file_text.h"
 
 namespace vsc {
 namespace {
@@ -161,10 +162,7 @@ Result<std::string> WaitForFile(const std::string& path, Duration timeout, Subpr
   for (;;) {
     struct stat st {};
     if (stat(path.c_str(), &st) == 0 && st.st_size > 0) {
-      std::ifstream in(path);
-      std::stringstream buf;
-      buf << in.rdbuf();
-      return buf.str();
+      return ReadFileText(path);
     }
     if (child != nullptr && !child->running()) {
       return Unavailable("process " + std::to_string(child->pid()) + " exited before writing " +
@@ -176,13 +174,10 @@ Result<std::string> WaitForFile(const std::string& path, Duration timeout, Subpr
 }
 
 Result<Duration> ProcessCpuTime(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  if (!in) return NotFound("no process " + std::to_string(pid));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // Fields after the command name (which may contain spaces) start after the last ')'.
-  auto close = text.rfind(')');
-  if (close == std::string::npos) return Internal("cannot parse /proc/PID/stat");
-  std::istringstream fields(text.substr(close + 2));
+  auto text = ReadFileText("/proc/" + std::to_string(pid) + "/stat");
+  if (!text.ok()) return NotFound("no process " + std::to_string(pid));
+  VSC_ASSIGN_OR_RETURN(std::string_view after_comm, ProcStatFields(*text));
+  std::istringstream fields{std::string(after_comm)};
   std::string f;
   unsigned long long utime = 0, stime = 0;
   for (int i = 3; i <= 15 && fields >> f; ++i) {

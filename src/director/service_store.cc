@@ -8,9 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "common/file_text.h"
 #include "common/unique_fd.h"
 #include "vservice/service_toml.h"
 
@@ -45,14 +44,14 @@ void SyncDirectory(const std::string& path) {
 
 Result<std::optional<vservice::VirtualServiceTable>> LoadSavedServices(
     const std::string& path, vservice::TableLimits limits) {
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return std::optional<vservice::VirtualServiceTable>();
-    return ErrnoStatus("read saved services " + path, errno);
+  auto text = ReadFileText(path);
+  if (!text.ok()) {
+    if (text.status().code() == Code::kNotFound) {
+      return std::optional<vservice::VirtualServiceTable>();
+    }
+    return text.status().Annotate("saved services");
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto table = vservice::LoadServicesToml(text.str(), path, limits);
+  auto table = vservice::LoadServicesToml(*text, path, limits);
   if (!table.ok()) {
     return table.status().Annotate(
         "saved services (fix the file, or delete it to start from the configuration's "

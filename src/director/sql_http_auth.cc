@@ -2,11 +2,10 @@
 
 #include <openssl/crypto.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/base64.h"
+#include "common/file_text.h"
 
 namespace vsc::director {
 namespace {
@@ -67,11 +66,11 @@ bool HttpUsers::Allowed(std::optional<std::string_view> authorization,
 }
 
 Result<HttpUsers> LoadHttpUsers(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return IoError("http_auth " + path + ": cannot be read; give the path of a users file");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto users = HttpUsers::Parse(text.str());
+  auto text = ReadFileText(path);
+  if (!text.ok()) {
+    return IoError("http_auth: " + text.status().message() + "; give the path of a users file");
+  }
+  auto users = HttpUsers::Parse(*text);
   if (!users.ok()) return users.status().Annotate("http_auth " + path);
   return users;
 }

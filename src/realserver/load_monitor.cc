@@ -1,10 +1,9 @@
 #include "realserver/load_monitor.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "common/ewma.h"
+#include "common/file_text.h"
 
 namespace vsc::realserver {
 
@@ -19,11 +18,8 @@ Result<LoadAvg> ParseLoadavg(std::string_view text) {
 }
 
 Result<LoadAvg> ReadLoadavg(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return IoError("cannot read " + path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return ParseLoadavg(buf.str());
+  VSC_ASSIGN_OR_RETURN(std::string text, ReadFileText(path));
+  return ParseLoadavg(text);
 }
 
 void LoadTracker::End(uint32_t requests, double micros) {

@@ -4,25 +4,13 @@
 
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "common/file_text.h"
 #include "realserver/load_monitor.h"
 
 namespace vsc::realserver {
-namespace {
 
 namespace fs = std::filesystem;
-
-Result<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return IoError("cannot read " + path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-}  // namespace
 
 Result<std::vector<pid_t>> ParseTaskIds(std::string_view text) {
   std::vector<pid_t> out;
@@ -42,11 +30,8 @@ Result<std::vector<pid_t>> ParseTaskIds(std::string_view text) {
 }
 
 Result<char> ParseTaskState(std::string_view stat) {
-  const size_t close = stat.rfind(')');
-  if (close == std::string_view::npos || close + 2 >= stat.size() || stat[close + 1] != ' ') {
-    return InvalidArgument("task stat: no state after the command name");
-  }
-  return stat[close + 2];
+  VSC_ASSIGN_OR_RETURN(std::string_view fields, ProcStatFields(stat));
+  return fields.front();
 }
 
 Result<RunQueueSource> RunQueueSource::Open(const std::string& cgroup_dir) {
@@ -85,7 +70,7 @@ Result<uint32_t> RunQueueSource::ReadCgroup() const {
     if (it->is_directory(ec)) dirs.push_back(it->path().string());
   }
   for (const std::string& d : dirs) {
-    auto list = ReadText(d + "/" + list_name_);
+    auto list = ReadFileText(d + "/" + list_name_);
     if (!list.ok()) {
       if (d == dir_) return list.status();
       continue;  // a child cgroup removed while we walked
@@ -93,7 +78,7 @@ Result<uint32_t> RunQueueSource::ReadCgroup() const {
     VSC_ASSIGN_OR_RETURN(std::vector<pid_t> tids, ParseTaskIds(*list));
     for (pid_t tid : tids) {
       if (tid == self) continue;
-      auto stat = ReadText("/proc/" + std::to_string(tid) + "/stat");
+      auto stat = ReadFileText("/proc/" + std::to_string(tid) + "/stat");
       if (!stat.ok()) continue;  // the thread ended since the list was read
       if (auto state = ParseTaskState(*stat); state.ok() && *state == 'R') ++runnable;
     }
