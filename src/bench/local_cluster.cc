@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
+#include "common/file_text.h"
 #include "net/endpoint.h"
 #include "net/http_client.h"
 #include "proto/cluster_key.h"
@@ -18,14 +18,6 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) return IoError("cannot write " + path);
-  out << text;
-  if (!out.flush()) return IoError("cannot write " + path);
-  return Status::Ok();
-}
 
 // A database and the files SQLite and the replica keep beside it.
 void RemoveDatabaseFiles(const std::string& db) {
@@ -141,8 +133,8 @@ Status LocalCluster::StartDirector() {
       return Internal("the director did not open its write and SQL ports (see " + so.log_path + ")");
     }
   }
-  std::ifstream in(token_file);
-  std::getline(in, token_);
+  auto token = ReadFileText(token_file);
+  if (token.ok()) token_ = token->substr(0, token->find('\n'));
   if (token_.empty()) return Internal("the director wrote no admin token to " + token_file);
   return Status::Ok();
 }
@@ -182,8 +174,8 @@ Status LocalCluster::StartServer(int i) {
         return IoError("cannot create cgroup (needs root and the v1 cpu controller): " +
                        ec.message());
       }
-      VSC_RETURN_IF_ERROR(WriteText(s.cgroup + "/cpu.cfs_period_us", "100000\n"));
-      VSC_RETURN_IF_ERROR(WriteText(
+      VSC_RETURN_IF_ERROR(WriteFileText(s.cgroup + "/cpu.cfs_period_us", "100000\n"));
+      VSC_RETURN_IF_ERROR(WriteFileText(
           s.cgroup + "/cpu.cfs_quota_us",
           std::to_string(static_cast<int64_t>(options_.rs_cpu_quota * 100000)) + "\n"));
     }

@@ -11,6 +11,10 @@
 namespace vsc {
 namespace {
 
+Status WriteFailure(const std::string& path, int err) {
+  return IoError("cannot write " + path + ": " + std::strerror(err));
+}
+
 Status ReadFailure(const std::string& path, int err) {
   std::string m = "cannot read " + path + ": " + std::strerror(err);
   return err == ENOENT ? NotFound(std::move(m)) : IoError(std::move(m));
@@ -32,6 +36,20 @@ Result<std::string> ReadFileText(const std::string& path) {
       return ReadFailure(path, errno);
     }
   }
+}
+
+Status WriteFileText(const std::string& path, std::string_view text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return WriteFailure(path, errno);
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd.get(), text.data(), text.size());
+    if (n >= 0) {
+      text.remove_prefix(static_cast<size_t>(n));
+    } else if (errno != EINTR) {
+      return WriteFailure(path, errno);
+    }
+  }
+  return Status::Ok();
 }
 
 Result<std::string_view> ProcStatFields(std::string_view stat) {

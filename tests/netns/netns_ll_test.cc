@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_text.h"
 #include "common/subprocess.h"
 #include "net/http_client.h"
 #include "netns/netns_topology.h"
@@ -47,18 +48,10 @@ constexpr int kLlVipPort = 80;
 constexpr int kBurners = 3;    // rs1's run queue >= 3 while loaded; an idle host reports 0-1
 constexpr int kRequests = 20;  // new connections per phase
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
+// A log's text for a failure message, or why it cannot be read.
+std::string LogText(const std::string& path) {
+  auto text = ReadFileText(path);
+  return text.ok() ? *text : text.status().ToString();
 }
 
 // A cgroup directory made for the test, with a child `burn` whose CPU is capped at 20 % of one
@@ -88,15 +81,18 @@ class TestCgroup {
     std::filesystem::create_directories(path_ + "/burn", ec);
     if (ec) return "mkdir " + path_ + "/burn: " + ec.message();
     const bool v1 = std::filesystem::exists(path_ + "/burn/cpu.cfs_quota_us");
-    if (!v1) {  // v2: the cpu controller must be enabled down to the child
-      WriteText(std::filesystem::path(path_).parent_path().string() + "/cgroup.subtree_control",
-                "+cpu");
-      WriteText(path_ + "/cgroup.subtree_control", "+cpu");
+    Status capped;
+    if (v1) {
+      capped = WriteFileText(path_ + "/burn/cpu.cfs_period_us", "100000");
+      if (capped.ok()) capped = WriteFileText(path_ + "/burn/cpu.cfs_quota_us", "20000");
+    } else {  // v2: the cpu controller must be enabled down to the child
+      for (const std::string& d : {std::filesystem::path(path_).parent_path().string(), path_}) {
+        capped = WriteFileText(d + "/cgroup.subtree_control", "+cpu");
+        if (!capped.ok()) break;
+      }
+      if (capped.ok()) capped = WriteFileText(path_ + "/burn/cpu.max", "20000 100000");
     }
-    const bool capped = v1 ? WriteText(path_ + "/burn/cpu.cfs_period_us", "100000") &&
-                                 WriteText(path_ + "/burn/cpu.cfs_quota_us", "20000")
-                           : WriteText(path_ + "/burn/cpu.max", "20000 100000");
-    return capped ? "" : "cannot set a CPU quota on " + path_ + "/burn";
+    return capped.ok() ? "" : "cannot cap the CPU of " + path_ + "/burn: " + capped.ToString();
   }
   std::string path() const { return path_; }
   std::string procs() const { return path_ + "/cgroup.procs"; }
@@ -144,7 +140,7 @@ class NetnsLlTest : public ::testing::Test {
   void TearDown() override {
     if (HasFailure()) {
       for (const char* log : {"director.log", "rs1-agent.log", "rs2-agent.log"}) {
-        std::fprintf(stderr, "---- %s ----\n%s\n", log, ReadText(dir_.File(log)).c_str());
+        std::fprintf(stderr, "---- %s ----\n%s\n", log, LogText(dir_.File(log)).c_str());
       }
     }
     // Processes first: a namespace or a cgroup lives on while a process is inside it.
@@ -195,14 +191,16 @@ class NetnsLlTest : public ::testing::Test {
     director_ = std::make_unique<Subprocess>(std::move(*p));
     auto text = WaitForFile(ready, 15s, director_.get());
     ASSERT_TRUE(text.ok()) << text.status().ToString() << "\n"
-                           << ReadText(dir_.File("director.log"));
+                           << LogText(dir_.File("director.log"));
     auto j = nlohmann::json::parse(*text, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << *text;
     admin_port_ = j.value("admin_port", 0);
     control_port_ = j.value("control_port", 0);
     ASSERT_NE(admin_port_, 0) << *text;
     ASSERT_NE(control_port_, 0) << *text;
-    std::ifstream(dir_.File("admin.token")) >> token_;
+    auto token = ReadFileText(dir_.File("admin.token"));
+    ASSERT_TRUE(token.ok()) << token.status().ToString();
+    token_ = token->substr(0, token->find('\n'));
     ASSERT_FALSE(token_.empty());
   }
 
@@ -235,7 +233,7 @@ class NetnsLlTest : public ::testing::Test {
                cg)));
     auto text = WaitForFile(dir_.File(host + ".ready"), 15s, procs_.back().get());
     ASSERT_TRUE(text.ok()) << text.status().ToString() << "\n"
-                           << ReadText(dir_.File(host + "-agent.log"));
+                           << LogText(dir_.File(host + "-agent.log"));
   }
 
   Result<std::string> AdminGet(const std::string& target) const {
@@ -337,8 +335,8 @@ class NetnsLlTest : public ::testing::Test {
   }
   void MoveBurners(const std::string& procs) const {
     for (const auto& b : burners_) {
-      ASSERT_TRUE(WriteText(procs, std::to_string(b->pid())))
-          << "cannot move a burner to " << procs;
+      const Status moved = WriteFileText(procs, std::to_string(b->pid()));
+      ASSERT_TRUE(moved.ok()) << "cannot move a burner: " << moved.ToString();
     }
   }
 

@@ -43,6 +43,18 @@ TEST(FileTextTest, MissingIsNotFoundAndADirectoryIsAnIoError) {
   EXPECT_NE(directory.status().message().find("Is a directory"), std::string::npos);
 }
 
+TEST(FileTextTest, WriteReplacesTheWholeContentAndSaysWhyItCannot) {
+  test_support::TempDir dir;
+  const std::string f = dir.File("w.txt");
+  ASSERT_TRUE(WriteFileText(f, "a longer first text\n").ok());
+  ASSERT_TRUE(WriteFileText(f, "short").ok());
+  EXPECT_EQ(*ReadFileText(f), "short");
+  const Status refused = WriteFileText(dir.File("no-such-dir/w.txt"), "x");
+  EXPECT_EQ(refused.code(), Code::kIo);
+  EXPECT_EQ(refused.message(),
+            "cannot write " + dir.File("no-such-dir/w.txt") + ": No such file or directory");
+}
+
 TEST(FileTextTest, StatFieldsStartAfterTheLastParenthesis) {
   EXPECT_EQ(*ProcStatFields("1 (init) S 0 1"), "S 0 1");
   EXPECT_EQ(*ProcStatFields("9 (a) b (c)) D 1 9"), "D 1 9");
