@@ -348,7 +348,7 @@ Result<LookupBenchReport> RunLookupBench(const LookupBenchOptions& options, cons
                                          const std::function<void(const ProgressLine&)>& progress) {
   VSC_RETURN_IF_ERROR(CheckLookupBenchOptions(options));
   VSC_ASSIGN_OR_RETURN(client::LookupTarget target, client::ParseLookupTarget(options.target));
-  VSC_ASSIGN_OR_RETURN(sockaddr_in addr, client::ResolveIPv4(target.host, target.port));
+  VSC_ASSIGN_OR_RETURN(net::SockAddr addr, client::ResolveHost(target.host, target.port));
 
   // Every socket is opened before the clock starts, so a refused TCP target fails fast.
   std::vector<std::unique_ptr<Worker>> workers;

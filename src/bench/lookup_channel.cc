@@ -1,12 +1,12 @@
 #include "bench/lookup_channel.h"
 
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include <array>
 #include <cerrno>
 
+#include "client/socket_wait.h"
 #include "proto/frame.h"
 #include "proto/lookup_codec.h"
 
@@ -15,7 +15,7 @@ namespace {
 
 class UdpChannel final : public LookupChannel {
  public:
-  UdpChannel(UniqueFd fd, sockaddr_in target) : fd_(std::move(fd)), target_(target) {
+  UdpChannel(UniqueFd fd, net::SockAddr target) : fd_(std::move(fd)), target_(target) {
     for (size_t i = 0; i < kBatch; ++i) {
       iov_[i] = {bufs_[i].data(), bufs_[i].size()};
       msgs_[i].msg_hdr.msg_iov = &iov_[i];
@@ -26,8 +26,8 @@ class UdpChannel final : public LookupChannel {
   int fd() const override { return fd_.get(); }
 
   Status Send(std::span<const uint8_t> request) override {
-    if (::sendto(fd_.get(), request.data(), request.size(), 0,
-                 reinterpret_cast<const sockaddr*>(&target_), sizeof(target_)) < 0) {
+    if (::sendto(fd_.get(), request.data(), request.size(), 0, target_.get(), target_.length()) <
+        0) {
       return ErrnoStatus("sendto " + client::FormatAddress(target_), errno);
     }
     return Status::Ok();
@@ -51,44 +51,15 @@ class UdpChannel final : public LookupChannel {
  private:
   static constexpr size_t kBatch = 32;
   UniqueFd fd_;
-  sockaddr_in target_;
+  net::SockAddr target_;
   std::array<std::array<uint8_t, proto::kMaxLookupDatagram>, kBatch> bufs_;
   std::array<iovec, kBatch> iov_;
   std::array<mmsghdr, kBatch> msgs_{};
 };
 
-Result<UniqueFd> ConnectTcp(const sockaddr_in& target, Duration timeout,
-                                    const Clock& clock) {
-  const std::string where = "connect " + client::FormatAddress(target);
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd.valid()) return ErrnoStatus("socket(tcp)", errno);
-  const int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&target), sizeof(target)) == 0) {
-    return fd;
-  }
-  if (errno != EINPROGRESS) return Unavailable(ErrnoStatus(where, errno).message());
-  const TimePoint deadline = clock.Now() + timeout;
-  for (;;) {
-    const Duration left = deadline - clock.Now();
-    if (left <= Duration::zero()) return Unavailable(where + ": timed out");
-    pollfd p{fd.get(), POLLOUT, 0};
-    const timespec ts{static_cast<time_t>(left.count() / 1'000'000'000),
-                      static_cast<long>(left.count() % 1'000'000'000)};
-    const int rc = ::ppoll(&p, 1, &ts, nullptr);
-    if (rc < 0 && errno != EINTR) return ErrnoStatus("poll(connect)", errno);
-    if (rc > 0) break;
-  }
-  int err = 0;
-  socklen_t len = sizeof(err);
-  ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-  if (err != 0) return Unavailable(ErrnoStatus(where, err).message());
-  return fd;
-}
-
 class TcpChannel final : public LookupChannel {
  public:
-  TcpChannel(UniqueFd fd, sockaddr_in target, Duration connect_timeout,
+  TcpChannel(UniqueFd fd, net::SockAddr target, Duration connect_timeout,
              const Clock& clock)
       : fd_(std::move(fd)), target_(target), connect_timeout_(connect_timeout), clock_(clock) {}
 
@@ -97,7 +68,8 @@ class TcpChannel final : public LookupChannel {
 
   Status Send(std::span<const uint8_t> request) override {
     if (!fd_.valid()) {
-      VSC_ASSIGN_OR_RETURN(fd_, ConnectTcp(target_, connect_timeout_, clock_));
+      VSC_ASSIGN_OR_RETURN(fd_,
+                           client::ConnectTcp(target_, clock_.Now() + connect_timeout_, clock_));
       decoder_ = proto::FrameDecoder(proto::kMaxLookupMessage);
       out_.clear();
       out_pos_ = 0;
@@ -153,7 +125,7 @@ class TcpChannel final : public LookupChannel {
   }
 
   UniqueFd fd_;
-  sockaddr_in target_;
+  net::SockAddr target_;
   Duration connect_timeout_;
   const Clock& clock_;
   proto::FrameDecoder decoder_{proto::kMaxLookupMessage};
@@ -165,15 +137,17 @@ class TcpChannel final : public LookupChannel {
 }  // namespace
 
 Result<std::unique_ptr<LookupChannel>> LookupChannel::Open(client::Transport transport,
-                                                           const sockaddr_in& target,
+                                                           const net::SockAddr& target,
                                                            Duration connect_timeout,
                                                            const Clock& clock) {
   if (transport == client::Transport::kTcp) {
-    VSC_ASSIGN_OR_RETURN(UniqueFd fd, ConnectTcp(target, connect_timeout, clock));
+    VSC_ASSIGN_OR_RETURN(UniqueFd fd,
+                         client::ConnectTcp(target, clock.Now() + connect_timeout, clock));
     return std::unique_ptr<LookupChannel>(
         std::make_unique<TcpChannel>(std::move(fd), target, connect_timeout, clock));
   }
-  UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  UniqueFd fd(
+      ::socket(target.is_v6() ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) return ErrnoStatus("socket(udp)", errno);
   // Bursts of answers in open-loop mode must not overflow the default receive buffer.
   const int size = 4 << 20;

@@ -29,7 +29,7 @@ class LookupChannel {
 
   // Opens the socket (connects, for TCP, within connect_timeout).
   static Result<std::unique_ptr<LookupChannel>> Open(client::Transport transport,
-                                                     const sockaddr_in& target,
+                                                     const net::SockAddr& target,
                                                      Duration connect_timeout,
                                                      const Clock& clock);
   virtual ~LookupChannel() = default;

@@ -13,6 +13,7 @@
 #include "bench/local_cluster.h"
 #include "bench/ring_loop.h"
 #include "client/ring_client.h"
+#include "relay/answers.h"
 #include "relay/clip_codec.h"
 
 namespace vsc::bench {
@@ -43,7 +44,7 @@ bool PublishAtRandomNode(RingClient& c, const std::string& group, const std::vec
   f.key = group;
   f.version = table->version();
   f.payload = clip;
-  auto answer = c.Exchange(m.endpoint.host + ":" + std::to_string(m.endpoint.port), f);
+  auto answer = c.Exchange(relay::EndpointText(m), f);
   if (!answer.ok() || answer->back().type != relay::Type::kAck) return false;
   out.hops += answer->back().hops;
   return true;

@@ -60,8 +60,8 @@ struct Shard {
 
 Status Subscribe(const ring::Ring& table, int group, const Clock& clock, Subscriber& s) {
   const ring::Member& owner = table.Owner(GroupName(group));
-  VSC_ASSIGN_OR_RETURN(sockaddr_in at,
-                       client::ResolveIPv4(owner.endpoint.host, owner.endpoint.port));
+  VSC_ASSIGN_OR_RETURN(net::SockAddr at,
+                       client::ResolveHost(owner.endpoint.host, owner.endpoint.port));
   VSC_ASSIGN_OR_RETURN(s.fd, client::ConnectTcp(at, clock.Now() + 5s, clock));
   relay::Frame f;
   f.type = relay::Type::kSubscribe;

@@ -141,8 +141,8 @@ Result<nlohmann::json> RunLoop(const ring::Ring& table, const LoopOptions& o,
     c.groups = &owned[node];
     const ring::Member& m = table.member(node);
     const bool via = o.via_port != 0;
-    VSC_ASSIGN_OR_RETURN(sockaddr_in at, client::ResolveIPv4(via ? o.via_host : m.endpoint.host,
-                                                             via ? o.via_port : m.endpoint.port));
+    VSC_ASSIGN_OR_RETURN(net::SockAddr at, client::ResolveHost(via ? o.via_host : m.endpoint.host,
+                                                               via ? o.via_port : m.endpoint.port));
     VSC_ASSIGN_OR_RETURN(c.fd, client::ConnectTcp(at, clock.Now() + 5s, clock));
     epoll_event ev{};
     ev.events = EPOLLIN;

@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "client/ring_client.h"
 #include "client/ring_subscription.h"
+#include "relay/answers.h"
 #include "ring/fingers.h"
 #include "ring/id.h"
 
@@ -87,7 +88,7 @@ int RunRing(const RingFlags& f) {
     std::fprintf(out, "\n");
     j["members"].push_back({{"name", m.name},
                             {"id", ring::IdHex(m.id)},
-                            {"endpoint", m.endpoint.host + ":" + std::to_string(m.endpoint.port)},
+                            {"endpoint", relay::EndpointText(m)},
                             {"arc_share", r.ArcShare(i)},
                             {"fingers", fj}});
   }

@@ -16,6 +16,7 @@
 #include "cli/sql_session.h"
 #include "client/sql_params.h"
 #include "client/sql_text.h"
+#include "net/endpoint.h"
 #include "replication/idempotency.h"
 
 namespace vsc::cli {
@@ -98,9 +99,9 @@ int RunShell(SqlSession& session, const client::SqlDirector& d) {
   const bool tty = ::isatty(STDIN_FILENO) != 0;
   if (tty) {
     std::printf(
-        "vsc sql: director %s:%u; end statements with ';', .help for help, Ctrl-D or .quit to "
+        "vsc sql: director %s; end statements with ';', .help for help, Ctrl-D or .quit to "
         "leave\n",
-        d.host.c_str(), d.write_port);
+        net::HostPort(d.host, d.write_port).c_str());
   }
   LineReader reader(STDIN_FILENO);
   client::SqlSplitter splitter;

@@ -7,6 +7,7 @@
 #include "cli/sql_probe.h"
 #include "client/sql_text.h"
 #include "client/table_printer.h"
+#include "net/endpoint.h"
 
 namespace vsc::cli {
 namespace {
@@ -119,8 +120,8 @@ Result<client::WriteClient*> SqlSession::Connection() {
     if (c.status().code() == Code::kUnavailable &&
         c.status().message().find("refused") != std::string::npos) {
       if (auto off = ReplicationOffMessage(d.host, options_.http_port, options_.timeout)) {
-        return Unavailable(*off + " (said by its HTTP API at " + d.host + ":" +
-                           std::to_string(options_.http_port) + "; its write port " +
+        return Unavailable(*off + " (said by its HTTP API at " +
+                           net::HostPort(d.host, options_.http_port) + "; its write port " +
                            std::to_string(d.write_port) + " is closed)");
       }
     }

@@ -1,12 +1,9 @@
 #include "client/lookup_target.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <charconv>
-#include <memory>
 
 namespace vsc::client {
 
@@ -43,20 +40,6 @@ Result<LookupTarget> ParseLookupTarget(std::string_view text) {
   }
   t.port = static_cast<uint16_t>(value);
   return t;
-}
-
-Result<sockaddr_in> ResolveIPv4(const std::string& host, uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  addrinfo* res = nullptr;
-  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr) {
-    return Unavailable("cannot resolve '" + host + "' to an IPv4 address: " + gai_strerror(rc));
-  }
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owner(res, &::freeaddrinfo);
-  sockaddr_in addr = *reinterpret_cast<const sockaddr_in*>(res->ai_addr);
-  addr.sin_port = htons(port);
-  return addr;
 }
 
 Result<net::SockAddr> ResolveHost(const std::string& host, uint16_t port) {

@@ -33,8 +33,6 @@ struct LookupTarget {
 // Parses "udp://HOST:PORT" or "tcp://HOST:PORT" (HOST a name or dotted IPv4, PORT 1..65535).
 Result<LookupTarget> ParseLookupTarget(std::string_view text);
 
-// Resolves HOST to its first IPv4 address; refuses names with no IPv4 address.
-Result<sockaddr_in> ResolveIPv4(const std::string& host, uint16_t port);
 // An IPv6 literal (bare or in brackets) as itself; anything else as net::ParseUdpEndpoint
 // resolves a host (a dotted IPv4 address, or a name to its first IPv4 address).
 Result<net::SockAddr> ResolveHost(const std::string& host, uint16_t port);

@@ -20,9 +20,9 @@ RelayLink::RelayLink(UniqueFd fd, std::string where, const Clock& clock)
 
 Result<RelayLink> RelayLink::Connect(const std::string& host, uint16_t port, TimePoint deadline,
                                      const Clock& clock) {
-  VSC_ASSIGN_OR_RETURN(sockaddr_in target, ResolveIPv4(host, port));
+  VSC_ASSIGN_OR_RETURN(net::SockAddr target, ResolveHost(host, port));
   VSC_ASSIGN_OR_RETURN(UniqueFd fd, ConnectTcp(target, deadline, clock));
-  return RelayLink(std::move(fd), host + ":" + std::to_string(port), clock);
+  return RelayLink(std::move(fd), net::HostPort(host, port), clock);
 }
 
 Status RelayLink::Send(const relay::Frame& frame, TimePoint deadline) {

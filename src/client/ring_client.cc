@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "net/endpoint.h"
 #include "relay/answers.h"
 #include "relay/clip_codec.h"
 #include "ring/id.h"
@@ -32,7 +33,7 @@ std::string_view RingModeName(RingMode mode) {
 }
 
 std::string DirectorRingAddress(const RingClientOptions& o) {
-  return o.director_host + ":" + std::to_string(o.ring_port);
+  return net::HostPort(o.director_host, o.ring_port);
 }
 
 namespace {

@@ -23,13 +23,14 @@ Status WaitFor(int fd, short events, TimePoint deadline, const Clock& clock) {
   }
 }
 
-Result<UniqueFd> ConnectTcp(const net::SockAddr& target, TimePoint deadline, const Clock& clock) {
+Result<UniqueFd> ConnectTcp(const net::SockAddr& target, TimePoint deadline, const Clock& clock,
+                            std::string_view what) {
   UniqueFd fd(
       ::socket(target.is_v6() ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) return ErrnoStatus("socket(tcp)", errno);
   const int one = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  const std::string where = "connect " + FormatAddress(target);
+  const std::string where = std::string(what) + " " + FormatAddress(target);
   if (::connect(fd.get(), target.get(), target.length()) != 0) {
     if (errno != EINPROGRESS) return Unavailable(ErrnoStatus(where, errno).message());
     Status st = WaitFor(fd.get(), POLLOUT, deadline, clock);

@@ -12,8 +12,10 @@ namespace vsc::client {
 // Waits for `events` on fd until deadline. Unavailable("timed out") on timeout.
 Status WaitFor(int fd, short events, TimePoint deadline, const Clock& clock);
 
-// A connected non-blocking TCP socket with TCP_NODELAY; Unavailable naming the address when
-// the connect fails or does not finish by the deadline.
-Result<UniqueFd> ConnectTcp(const net::SockAddr& target, TimePoint deadline, const Clock& clock);
+// A connected non-blocking TCP socket (IPv4 or IPv6, as `target` is) with TCP_NODELAY;
+// Unavailable "WHAT ADDRESS: reason" when the connect fails or does not finish by the deadline
+// ("connect 127.0.0.1:7003: Connection refused", "... : timed out").
+Result<UniqueFd> ConnectTcp(const net::SockAddr& target, TimePoint deadline, const Clock& clock,
+                            std::string_view what = "connect");
 
 }  // namespace vsc::client

@@ -1,6 +1,5 @@
 #include "client/sql_client.h"
 
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <cstring>
 
 #include "client/lookup_target.h"
+#include "client/socket_wait.h"
 #include "proto/session_frames.h"
 
 namespace vsc::client {
@@ -41,15 +41,26 @@ bool ParsePort(std::string_view s, uint16_t& out) {
 }  // namespace
 
 Result<SqlDirector> ParseSqlDirector(std::string_view text) {
+  const std::string shape =
+      "--director '" + std::string(text) +
+      "': expected HOST, HOST:WRITE_PORT or HOST:WRITE_PORT,READ_PORT (an IPv6 HOST bare, "
+      "::1, or in brackets, [::1]:7300)";
   SqlDirector d;
-  const size_t colon = text.rfind(':');
-  d.host = std::string(text.substr(0, colon));
-  if (d.host.empty()) {
-    return InvalidArgument("--director '" + std::string(text) +
-                           "': expected HOST, HOST:WRITE_PORT or HOST:WRITE_PORT,READ_PORT");
+  // Where the host ends: at a bracketed IPv6 address's ']', at the end of a bare IPv6 one (two
+  // colons or more: no ports), else at the last colon.
+  size_t end = text.rfind(':');
+  if (text.starts_with('[')) {
+    end = text.find(']');
+    if (end == std::string_view::npos) return InvalidArgument(shape);
+    ++end;
+    if (end < text.size() && text[end] != ':') return InvalidArgument(shape);
+  } else if (text.find(':') != end) {
+    end = std::string_view::npos;
   }
-  if (colon == std::string_view::npos) return d;
-  std::string_view ports = text.substr(colon + 1);
+  d.host = std::string(text.substr(0, end));
+  if (d.host.empty() || d.host == "[]") return InvalidArgument(shape);
+  if (end == std::string_view::npos || end == text.size()) return d;
+  std::string_view ports = text.substr(end + 1);
   const size_t comma = ports.find(',');
   const bool ok = comma == std::string_view::npos
                       ? ParsePort(ports, d.write_port)
@@ -110,32 +121,13 @@ Result<WriteClient> WriteClient::Connect(const std::string& host, uint16_t port,
                                          const Clock* clock) {
   if (timeout <= Duration::zero()) return InvalidArgument("write timeout must be positive");
   const Clock& c = clock != nullptr ? *clock : DefaultClock();
-  VSC_ASSIGN_OR_RETURN(sockaddr_in target, ResolveIPv4(host, port));
-  const std::string name = FormatAddress(target);
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return ErrnoStatus("socket(tcp)", errno);
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&target), sizeof(target)) != 0 &&
-      errno != EINPROGRESS) {
-    return Unavailable("connect to the write port " + name + ": " + std::strerror(errno));
-  }
-  const TimePoint deadline = c.Now() + timeout;
-  for (;;) {
-    pollfd p{fd.get(), POLLOUT, 0};
-    const int rc = ::poll(&p, 1, MillisLeft(deadline, c));
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc == 0) return Unavailable("connect to the write port " + name + ": timed out");
-    break;
-  }
-  int err = 0;
-  socklen_t len = sizeof(err);
-  ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-  if (err != 0) {
-    return Unavailable("connect to the write port " + name + ": " + std::strerror(err) +
+  VSC_ASSIGN_OR_RETURN(net::SockAddr target, ResolveHost(host, port));
+  auto fd = ConnectTcp(target, c.Now() + timeout, c, "connect to the write port");
+  if (!fd.ok()) {
+    return Unavailable(fd.status().message() +
                        " (is the director running with its write port there?)");
   }
-  int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return WriteClient(std::move(fd), key, timeout, &c, name);
+  return WriteClient(std::move(fd).value(), key, timeout, &c, FormatAddress(target));
 }
 
 WriteClient::WriteClient(UniqueFd fd, const proto::ClusterKey& key, Duration timeout,
@@ -324,13 +316,14 @@ Result<ReadClient> ReadClient::Open(const std::string& host, uint16_t port,
                                     const Clock* clock) {
   if (timeout <= Duration::zero()) return InvalidArgument("read timeout must be positive");
   if (retries < 0) return InvalidArgument("read retries must be 0 or more");
-  VSC_ASSIGN_OR_RETURN(sockaddr_in target, ResolveIPv4(host, port));
-  VSC_ASSIGN_OR_RETURN(BoundUdpSocket socket, OpenBoundUdpSocket());
+  VSC_ASSIGN_OR_RETURN(net::SockAddr target, ResolveHost(host, port));
+  VSC_ASSIGN_OR_RETURN(BoundUdpSocket socket,
+                       OpenBoundUdpSocket(target.is_v6() ? AF_INET6 : AF_INET));
   const Clock* c = clock != nullptr ? clock : &DefaultClock();
   return ReadClient(std::move(socket.fd), target, key, timeout, retries, c, socket.port);
 }
 
-ReadClient::ReadClient(UniqueFd fd, sockaddr_in target, const proto::ClusterKey& key,
+ReadClient::ReadClient(UniqueFd fd, net::SockAddr target, const proto::ClusterKey& key,
                        Duration timeout, int retries, const Clock* clock, uint16_t local_port)
     : fd_(std::move(fd)),
       target_(target),
@@ -364,8 +357,8 @@ Result<proto::ReadResponse> ReadClient::Query(const proto::SqlStatement& stateme
   }
   for (int attempt = 0; attempt <= retries_; ++attempt) {
     if (attempt > 0) ++retransmissions_;
-    if (::sendto(fd_.get(), sealed->data(), sealed->size(), 0,
-                 reinterpret_cast<const sockaddr*>(&target_), sizeof(target_)) < 0) {
+    if (::sendto(fd_.get(), sealed->data(), sealed->size(), 0, target_.get(), target_.length()) <
+        0) {
       return ErrnoStatus("sendto " + FormatAddress(target_), errno);
     }
     auto answer = AwaitAnswer(id, clock_->Now() + timeout_);

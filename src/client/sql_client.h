@@ -23,8 +23,6 @@
 // error names both.
 #pragma once
 
-#include <netinet/in.h>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -35,6 +33,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "net/endpoint.h"
 #include "proto/cluster_key.h"
 #include "proto/control.pb.h"
 #include "proto/envelope.h"
@@ -48,7 +47,8 @@ inline constexpr uint16_t kDefaultSqlReadPort = 7301;
 inline constexpr size_t kMaxSqlDatagram = 60 * 1024;
 
 // Where `vsc sql --director` points: "HOST", "HOST:WRITE_PORT" or "HOST:WRITE_PORT,READ_PORT"
-// (defaults 7300 and 7301).
+// (defaults 7300 and 7301); an IPv6 HOST bare ("::1", no ports then) or in brackets
+// ("[::1]:7300").
 struct SqlDirector {
   std::string host;
   uint16_t write_port = kDefaultWritePort;
@@ -145,12 +145,12 @@ class ReadClient {
   uint16_t local_port() const { return local_port_; }
 
  private:
-  ReadClient(UniqueFd fd, sockaddr_in target, const proto::ClusterKey& key, Duration timeout,
+  ReadClient(UniqueFd fd, net::SockAddr target, const proto::ClusterKey& key, Duration timeout,
              int retries, const Clock* clock, uint16_t local_port);
   Result<proto::ReadResponse> AwaitAnswer(uint64_t request_id, TimePoint deadline);
 
   UniqueFd fd_;
-  sockaddr_in target_{};
+  net::SockAddr target_;
   std::unique_ptr<proto::EnvelopeCodec> codec_;
   std::unique_ptr<proto::CounterSource> counter_;
   std::string sender_;

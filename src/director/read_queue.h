@@ -6,8 +6,6 @@
 // No I/O, no clock reads: deadlines are computed by the caller from its Clock. One owner.
 #pragma once
 
-#include <netinet/in.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -19,14 +17,15 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "net/endpoint.h"
 #include "proto/control.pb.h"
 
 namespace vsc::director {
 
 struct ReadCandidate {
   std::string id;
-  sockaddr_in sql{};       // the replica's "sql-udp" endpoint
-  sockaddr_in sql_tcp{};   // its "sql-tcp" endpoint (sin_port 0: it offers none)
+  net::SockAddr sql;       // the replica's "sql-udp" endpoint, IPv4 or IPv6
+  net::SockAddr sql_tcp;   // its "sql-tcp" endpoint (port 0: it offers none)
   bool eligible = false;   // ACTIVE, in sync with the stream, window not full
   uint64_t applied_seq = 0;
   double load = 0;         // lower is better: reads sent recently plus reported in-flight work
@@ -42,7 +41,7 @@ proto::Message DirectorReadRefusal(uint64_t request_id, const std::string& error
 
 struct QueuedRead {
   std::vector<uint8_t> datagram;  // the client's envelope, forwarded unchanged
-  sockaddr_in client{};
+  net::SockAddr client;  // as the read port's socket received it (IPv4-mapped on a dual stack)
   uint64_t request_id = 0;
   uint64_t min_seq = 0;
   TimePoint deadline{};

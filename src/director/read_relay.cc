@@ -54,7 +54,7 @@ asio::awaitable<void> ReadRelay::Relay(ReadRelay* self, std::vector<uint8_t> env
     if (out->closed()) co_return;
     std::vector<ReadCandidate> candidates = self->replicator_.ReadCandidates();
     for (ReadCandidate& c : candidates) {
-      if (c.sql_tcp.sin_port == 0 || failed.count(c.id) > 0) c.eligible = false;
+      if (c.sql_tcp.port() == 0 || failed.count(c.id) > 0) c.eligible = false;
     }
     if (auto pick = PickReplica(candidates, request.min_seq())) {
       const ReadCandidate c = candidates[*pick];

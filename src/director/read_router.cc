@@ -1,18 +1,17 @@
 #include "director/read_router.h"
 
-#include <arpa/inet.h>
-
 #include <asio/experimental/as_tuple.hpp>
 #include <cstring>
 
+#include "director/forward_client.h"
 #include "net/endpoint.h"
 #include "proto/lookup_codec.h"
 
 namespace vsc::director {
 namespace {
 
-// The largest UDP payload over IPv4, minus the forward header the router prepends.
-constexpr size_t kMaxReadDatagram = 65507 - proto::kForwardHeaderSize;
+// The largest UDP payload over IPv4: the forwarded datagram, forward header included.
+constexpr size_t kMaxUdpPayload = 65507;
 constexpr auto kTimerPeriod = std::chrono::milliseconds(50);
 
 }  // namespace
@@ -45,7 +44,9 @@ Result<asio::ip::udp::socket> ReadRouter::Bind(asio::io_context& io,
 void ReadRouter::Start(asio::ip::udp::socket socket) {
   socket_ = std::make_unique<asio::ip::udp::socket>(std::move(socket));
   asio::error_code ec;
-  port_ = socket_->local_endpoint(ec).port();
+  const asio::ip::udp::endpoint local = socket_->local_endpoint(ec);
+  port_ = local.port();
+  v6_port_ = local.address().is_v6();
   last_decay_ = clock_.Now();
   asio::co_spawn(io_, ReceiveLoop(this), asio::detached);
   ArmTimer();
@@ -59,7 +60,7 @@ void ReadRouter::Stop() {
 }
 
 asio::awaitable<void> ReadRouter::ReceiveLoop(ReadRouter* self) {
-  std::vector<uint8_t> buf(kMaxReadDatagram + 1);
+  std::vector<uint8_t> buf(kMaxUdpPayload + 1);
   asio::ip::udp::endpoint from;
   while (!self->stopping_) {
     auto [ec, n] = co_await self->socket_->async_receive_from(
@@ -74,7 +75,8 @@ asio::awaitable<void> ReadRouter::ReceiveLoop(ReadRouter* self) {
 
 void ReadRouter::Handle(std::span<const uint8_t> datagram, const asio::ip::udp::endpoint& from) {
   counters_.received.Add();
-  if (datagram.size() > kMaxReadDatagram || !from.address().is_v4()) {
+  const net::SockAddr client = net::ToSockAddr(from);
+  if (datagram.size() + ForwardClientOf(client).header.size() > kMaxUdpPayload) {
     counters_.dropped_malformed.Add();
     return;
   }
@@ -92,7 +94,6 @@ void ReadRouter::Handle(std::span<const uint8_t> datagram, const asio::ip::udp::
     return;
   }
   const proto::ReadRequest& req = opened->message.read_request();
-  const sockaddr_in client = net::ToSockaddr(from);
   if (req.min_seq() > replicator_.last_seq()) {
     counters_.refused_min_seq.Add();
     Answer(client, req.request_id(),
@@ -115,23 +116,23 @@ void ReadRouter::Handle(std::span<const uint8_t> datagram, const asio::ip::udp::
   counters_.queued.Add();
 }
 
-bool ReadRouter::Route(std::span<const uint8_t> datagram, const sockaddr_in& client,
+bool ReadRouter::Route(std::span<const uint8_t> datagram, const net::SockAddr& client,
                        uint64_t min_seq) {
   std::vector<ReadCandidate> candidates = replicator_.ReadCandidates();
+  const asio::ip::udp family = v6_port_ ? asio::ip::udp::v6() : asio::ip::udp::v4();
   for (ReadCandidate& c : candidates) {
     if (auto it = recent_.find(c.id); it != recent_.end()) c.load += it->second;
+    if (!SendTarget(family, c.sql)) c.eligible = false;  // IPv6 from an IPv4-only port
   }
   auto pick = PickReplica(candidates, min_seq);
   if (!pick) return false;
   const ReadCandidate& c = candidates[*pick];
-  send_buf_.resize(proto::kForwardHeaderSize + datagram.size());
-  proto::ForwardHeader header{ntohl(client.sin_addr.s_addr), ntohs(client.sin_port), 0};
-  proto::EncodeForwardHeader(header,
-                             std::span<uint8_t, proto::kForwardHeaderSize>(send_buf_.data(),
-                                                                           proto::kForwardHeaderSize));
-  std::memcpy(send_buf_.data() + proto::kForwardHeaderSize, datagram.data(), datagram.size());
+  const proto::ForwardHeader header = ForwardClientOf(client).header;
+  send_buf_.resize(header.size() + datagram.size());
+  proto::WriteForwardHeader(header, send_buf_);
+  std::memcpy(send_buf_.data() + header.size(), datagram.data(), datagram.size());
   asio::error_code ec;
-  socket_->send_to(asio::buffer(send_buf_), net::ToUdpEndpoint(c.sql), 0, ec);
+  socket_->send_to(asio::buffer(send_buf_), *SendTarget(family, c.sql), 0, ec);
   if (ec) {
     counters_.send_errors.Add();
     return false;
@@ -141,7 +142,8 @@ bool ReadRouter::Route(std::span<const uint8_t> datagram, const sockaddr_in& cli
   return true;
 }
 
-void ReadRouter::Answer(const sockaddr_in& client, uint64_t request_id, const std::string& error) {
+void ReadRouter::Answer(const net::SockAddr& client, uint64_t request_id,
+                        const std::string& error) {
   auto sealed = codec_.TrySeal("director", counter_.Next(), DirectorReadRefusal(request_id, error));
   if (!sealed.ok()) return;
   asio::error_code ec;

@@ -2,8 +2,10 @@
 // request queue). A client sends one authenticated envelope holding a ReadRequest per UDP
 // datagram. The router checks the HMAC (no replay check: reads are idempotent), picks the
 // least-loaded replica that is ACTIVE, in sync, not BUSY and has applied min_seq, prepends the
-// 12-byte forward header naming the client (docs/protocol.md) and forwards the datagram
-// unchanged to the replica's "sql-udp" endpoint; the replica answers the client directly.
+// forward header naming the client (docs/protocol.md: 12 bytes for an IPv4 client, 24 for an
+// IPv6 one) and forwards the datagram unchanged to the replica's "sql-udp" endpoint; the replica
+// answers the client directly. The port may be IPv4, IPv6 or dual-stack ([::], which reaches
+// IPv4 replicas through mapped addresses); an IPv4 port does not choose IPv6 replicas.
 // With no replica eligible the read waits in the bounded request queue until one is (the
 // replicator reports progress) or `timeout` passes; a full queue, a timeout or a min_seq beyond
 // the last sequenced write are answered by the director itself: ReadResponse{ok=false, error}.
@@ -68,8 +70,8 @@ class ReadRouter {
   static asio::awaitable<void> ReceiveLoop(ReadRouter* self);
   void Handle(std::span<const uint8_t> datagram, const asio::ip::udp::endpoint& from);
   // Forwards to the best replica for min_seq; false when none is eligible.
-  bool Route(std::span<const uint8_t> datagram, const sockaddr_in& client, uint64_t min_seq);
-  void Answer(const sockaddr_in& client, uint64_t request_id, const std::string& error);
+  bool Route(std::span<const uint8_t> datagram, const net::SockAddr& client, uint64_t min_seq);
+  void Answer(const net::SockAddr& client, uint64_t request_id, const std::string& error);
   void ArmTimer();
   void OnTimer();
 
@@ -87,6 +89,7 @@ class ReadRouter {
   std::map<std::string, double> recent_;  // reads sent per replica, halved every decay period
   std::vector<uint8_t> send_buf_;
   uint16_t port_ = 0;
+  bool v6_port_ = false;  // the port's socket is IPv6 (dual-stack when bound to [::])
   bool stopping_ = false;
 };
 

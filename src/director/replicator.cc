@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "net/endpoint.h"
 #include "proto/envelope.h"
 #include "replication/digest.h"
 #include "replication/replica_store.h"
@@ -268,8 +269,8 @@ void Replicator::SendSnapshotOrders() {
     r.snapshot_sent = true;
     r.snapshot_peer = peer->id;
     counters_.snapshots_ordered.Add();
-    spdlog::info("replica {} told to copy a snapshot from {} ({}:{}): {}", id, peer->id,
-                 peer->http_host, peer->http_port, r.reason);
+    spdlog::info("replica {} told to copy a snapshot from {} ({}): {}", id, peer->id,
+                 net::HostPort(peer->http_host, peer->http_port), r.reason);
   }
 }
 

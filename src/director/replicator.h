@@ -265,8 +265,8 @@ class Replicator {
     std::deque<EntryPtr> in_flight;  // sent, not acked, in seq order
     std::string http_host;
     uint16_t http_port = 0;
-    sockaddr_in sql{};
-    sockaddr_in sql_tcp{};  // sin_port 0 when the replica offers no TCP read path
+    net::SockAddr sql;
+    net::SockAddr sql_tcp;  // port 0 when the replica offers no TCP read path
     bool has_sql = false;
     bool snapshot_sent = false;
     std::string snapshot_peer;

@@ -1,7 +1,6 @@
 // The Replicator's side of a replica's life: its admission at Register, its link attached and
 // detached, its acks (progress, digest checks, the commit decisions they allow). replicator.cc
 // holds the rest of the class.
-#include <arpa/inet.h>
 #include <spdlog/spdlog.h>
 
 #include <optional>
@@ -42,15 +41,19 @@ const proto::Endpoint* FindEndpoint(const proto::Register& reg, std::string_view
   return nullptr;
 }
 
-// The endpoint's IPv4 address; sin_port 0 when absent or not an IPv4 literal.
-sockaddr_in EndpointAddress(const proto::Endpoint* e) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  if (e != nullptr && e->port() != 0 && e->port() <= 65535 &&
-      inet_pton(AF_INET, e->host().c_str(), &sa.sin_addr) == 1) {
-    sa.sin_port = htons(static_cast<uint16_t>(e->port()));
+// The endpoint's address, IPv4 or IPv6 ("::1", as a replica listening there names it, or
+// "[::1]"); port 0 when absent, unspecified or not an address literal (names are not resolved:
+// this runs on the control thread).
+net::SockAddr EndpointAddress(const proto::Endpoint* e) {
+  if (e == nullptr || e->port() == 0 || e->port() > 65535) return {};
+  std::string_view host = e->host();
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
   }
-  return sa;
+  asio::error_code ec;
+  const asio::ip::address a = asio::ip::make_address(std::string(host), ec);
+  if (ec || a.is_unspecified()) return {};
+  return net::ToSockAddr({a, static_cast<uint16_t>(e->port())});
 }
 
 }  // namespace
@@ -112,15 +115,8 @@ void Replicator::Attach(const proto::Register& reg, const Admission& admission,
   r.sql_tcp = EndpointAddress(FindEndpoint(reg, "sql-tcp"));
   r.schema.assign(reg.schema().begin(), reg.schema().end());
   r.content_checksum = reg.content_checksum();
-  if (const auto* sql = FindEndpoint(reg, "sql-udp")) {
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(static_cast<uint16_t>(sql->port()));
-    if (inet_pton(AF_INET, sql->host().c_str(), &sa.sin_addr) == 1 && sql->port() != 0) {
-      r.sql = sa;
-      r.has_sql = true;
-    }
-  }
+  r.sql = EndpointAddress(FindEndpoint(reg, "sql-udp"));
+  r.has_sql = r.sql.port() != 0;
   if (HoldsRegistrations()) {
     r.failed_snapshot_peer = ordered_from;
     r.state = ReplicationState::kAwaitingHead;

@@ -246,7 +246,7 @@ asio::awaitable<Result<TcpReadResult>> SqlHttpApi::ReadFromReplica(proto::ReadRe
   for (;;) {
     std::vector<ReadCandidate> candidates = replicator_->ReadCandidates();
     for (ReadCandidate& c : candidates) {
-      if (c.sql_tcp.sin_port == 0 || failed.count(c.id)) c.eligible = false;
+      if (c.sql_tcp.port() == 0 || failed.count(c.id)) c.eligible = false;
     }
     if (auto pick = PickReplica(candidates, min_seq)) {
       const ReadCandidate& c = candidates[*pick];

@@ -11,7 +11,7 @@ using net::kTuple;
 SqlTcpReader::SqlTcpReader(asio::io_context& io, const proto::ClusterKey& key, const Clock& clock)
     : io_(io), codec_(key), counter_(clock.WallMicros()) {}
 
-asio::awaitable<TcpReadResult> SqlTcpReader::Read(sockaddr_in replica, proto::ReadRequest request,
+asio::awaitable<TcpReadResult> SqlTcpReader::Read(net::SockAddr replica, proto::ReadRequest request,
                                                   Duration timeout, PageSink sink) {
   TcpReadResult out;
   auto socket = std::make_shared<asio::ip::tcp::socket>(io_);

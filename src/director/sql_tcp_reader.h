@@ -8,14 +8,13 @@
 // Thread: the control thread (one io_context). The reader owns its envelope codec and counter.
 #pragma once
 
-#include <netinet/in.h>
-
 #include <asio.hpp>
 #include <functional>
 #include <string>
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "net/endpoint.h"
 #include "proto/auth.h"
 #include "proto/envelope.h"
 
@@ -36,7 +35,7 @@ class SqlTcpReader {
 
   SqlTcpReader(asio::io_context& io, const proto::ClusterKey& key, const Clock& clock);
 
-  asio::awaitable<TcpReadResult> Read(sockaddr_in replica, proto::ReadRequest request,
+  asio::awaitable<TcpReadResult> Read(net::SockAddr replica, proto::ReadRequest request,
                                       Duration timeout, PageSink sink);
 
  private:

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "director/forward_client.h"
 #include "director/tcp_nat_service.h"
 #include "proto/lookup_codec.h"
 
@@ -12,24 +13,6 @@ namespace {
 
 net::SockAddr SockAddr(const vservice::AddrPort& ap) {
   return net::ToSockAddr({ToAsio(ap.addr), ap.port});
-}
-
-// The client as the table names addresses, and the forward header that names it to the real
-// server: the IPv4 form (version 1, byte-identical to before IPv6) or the IPv6 one (version 2).
-// An IPv4-mapped peer (a dual-stack socket) is the IPv4 client it maps.
-struct Client {
-  vservice::AddrPort addr;
-  proto::ForwardHeader header;
-};
-
-Client ClientOf(const net::SockAddr& peer) {
-  asio::ip::address a = net::ToUdpEndpoint(peer).address();
-  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
-    a = asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6());
-  }
-  const vservice::IpAddress ip = FromAsio(a);
-  if (ip.is_v4()) return {{ip, peer.port()}, {ip.v4(), peer.port(), 0}};
-  return {{ip, peer.port()}, proto::ForwardHeader::V6(ip.bytes(), peer.port())};
 }
 
 }  // namespace
@@ -87,7 +70,7 @@ void UdpDrService::Handle(std::span<net::Datagram> in, net::SendBatch& out) {
 
 bool UdpDrService::Forward(const ServiceView& view, net::Datagram& d, TimePoint now,
                            net::SendBatch& out) {
-  const Client client = ClientOf(d.peer);
+  const ForwardClient client = ForwardClientOf(d.peer);
   std::optional<size_t> pick = picker_.Pick(client.addr, now);
   if (!pick) return false;
   const DestView& dest = view.dests[*pick];

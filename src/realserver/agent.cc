@@ -5,6 +5,7 @@
 #include <asio/experimental/as_tuple.hpp>
 #include <future>
 
+#include "net/endpoint.h"
 #include "proto/frame.h"
 #include "realserver/agent_attempt.h"
 #include "realserver/replication_wire.h"
@@ -116,9 +117,10 @@ void Agent::Dispatch(uint64_t session, proto::Message& m) {
       break;
     case proto::Message::kInstallSnapshot:
       counters_.snapshots_requested.Add();
-      spdlog::info("director asks for a snapshot from {} ({}:{}): {}",
-                   m.install_snapshot().peer_id(), m.install_snapshot().host(),
-                   m.install_snapshot().http_port(), m.install_snapshot().reason());
+      spdlog::info("director asks for a snapshot from {} ({}): {}", m.install_snapshot().peer_id(),
+                   net::HostPort(m.install_snapshot().host(),
+                                 static_cast<uint16_t>(m.install_snapshot().http_port())),
+                   m.install_snapshot().reason());
       if (options_.on_install_snapshot) options_.on_install_snapshot(session, m.install_snapshot());
       break;
     case proto::Message::kRingTable:

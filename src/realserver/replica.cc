@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "net/endpoint.h"
 #include "realserver/replication_wire.h"
 #include "realserver/snapshot.h"
 #include "replication/digest.h"
@@ -223,8 +224,9 @@ void Replica::Run(std::function<void()> on_ready) {
       }
     }
     if (install) {
-      spdlog::info("installing a snapshot from {} ({}:{}): {}", install->source.peer_id,
-                   install->source.host, install->source.port, install->source.reason);
+      spdlog::info("installing a snapshot from {} ({}): {}", install->source.peer_id,
+                   net::HostPort(install->source.host, install->source.port),
+                   install->source.reason);
       Status s = DoInstall(install->source);
       if (s.ok()) {
         spdlog::info("snapshot from {} installed: applied_seq {}", install->source.peer_id,

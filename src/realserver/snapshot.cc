@@ -1,7 +1,6 @@
 #include "realserver/snapshot.h"
 
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "net/endpoint.h"
 #include "net/http_response_parser.h"
 #include "proto/auth.h"
 #include "replication/digest.h"
@@ -92,29 +92,21 @@ class Sha256 {
   EVP_MD_CTX* ctx_;
 };
 
-Result<sockaddr_in> Resolve(const std::string& host, uint16_t port) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr) {
-    return Unavailable("snapshot peer '" + host + "': " + ::gai_strerror(rc));
-  }
-  sockaddr_in addr;
-  std::memcpy(&addr, res->ai_addr, sizeof(addr));
-  ::freeaddrinfo(res);
-  addr.sin_port = htons(port);
-  return addr;
+// The peer's address, IPv4 or IPv6 ("::1" as a replica names its own HTTP endpoint).
+Result<net::SockAddr> Resolve(const std::string& host, uint16_t port) {
+  auto ep = net::ParseUdpEndpoint(net::HostPort(host, port));
+  if (!ep.ok()) return Unavailable("snapshot peer: " + ep.status().message());
+  return net::ToSockAddr(*ep);
 }
 
 // Connects with a deadline, then leaves the socket blocking with per-call timeouts.
-Result<int> ConnectWithTimeout(const sockaddr_in& addr, Duration timeout, const std::string& what) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+Result<int> ConnectWithTimeout(const net::SockAddr& addr, Duration timeout,
+                               const std::string& what) {
+  int fd =
+      ::socket(addr.is_v6() ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return ErrnoStatus(what + ": socket", errno);
   UniqueFd guard(fd);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 &&
-      errno != EINPROGRESS) {
+  if (::connect(fd, addr.get(), addr.length()) != 0 && errno != EINPROGRESS) {
     return Unavailable(what + ": connect: " + std::strerror(errno));
   }
   pollfd p{fd, POLLOUT, 0};
@@ -339,13 +331,13 @@ Result<replication::ReplicaState> InspectSnapshot(const std::string& path) {
 Result<replication::ReplicaState> FetchSnapshot(const std::string& host, uint16_t port,
                                                 std::string_view token, const std::string& out_path,
                                                 Duration timeout) {
-  const std::string what = "snapshot from " + host + ":" + std::to_string(port);
-  VSC_ASSIGN_OR_RETURN(sockaddr_in addr, Resolve(host, port));
+  const std::string what = "snapshot from " + net::HostPort(host, port);
+  VSC_ASSIGN_OR_RETURN(net::SockAddr addr, Resolve(host, port));
   VSC_ASSIGN_OR_RETURN(int raw, ConnectWithTimeout(addr, timeout, what));
   UniqueFd fd(raw);
-  const std::string request = std::string("GET ") + kSnapshotPath + " HTTP/1.1\r\nHost: " + host +
-                              "\r\nAuthorization: Bearer " + std::string(token) +
-                              "\r\nConnection: close\r\n\r\n";
+  const std::string request =
+      std::string("GET ") + kSnapshotPath + " HTTP/1.1\r\nHost: " + net::HostPort(host, port) +
+      "\r\nAuthorization: Bearer " + std::string(token) + "\r\nConnection: close\r\n\r\n";
   VSC_RETURN_IF_ERROR(WriteAll(fd.get(), request, what));
 
   std::string head;

@@ -32,7 +32,9 @@ Frame TableFrame(uint64_t request_id, uint64_t version, std::vector<uint8_t> tab
 }
 
 std::string EndpointText(const ring::Member& m) {
-  return m.endpoint.host + ":" + std::to_string(m.endpoint.port);
+  const std::string& host = m.endpoint.host;
+  const bool v6 = host.find(':') != std::string::npos && !host.starts_with('[');
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(m.endpoint.port);
 }
 
 }  // namespace vsc::relay

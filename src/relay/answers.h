@@ -18,6 +18,7 @@ Frame RefusalFrame(const Frame& request, Refusal why, std::string_view text);
 Frame MemberFrame(Type type, uint64_t request_id, uint64_t version, const ring::Member& m);
 // TABLE: payload = the route table of version `version`.
 Frame TableFrame(uint64_t request_id, uint64_t version, std::vector<uint8_t> table);
+// "127.0.0.1:7010", "[::1]:7010".
 std::string EndpointText(const ring::Member& m);
 
 }  // namespace vsc::relay

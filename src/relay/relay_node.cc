@@ -24,8 +24,11 @@ RelayNode::~RelayNode() = default;
 
 Status RelayNode::Start() {
   asio::error_code ec;
-  const auto address = asio::ip::make_address_v4(options_.listen, ec);
-  if (ec) return InvalidArgument("relay listen address '" + options_.listen + "' is not IPv4");
+  const auto address = asio::ip::make_address(options_.listen, ec);
+  if (ec) {
+    return InvalidArgument("relay listen address '" + options_.listen +
+                           "' is not a numeric IPv4 or IPv6 address");
+  }
   uint16_t port = options_.port;
   for (auto& w : workers_) {
     VSC_RETURN_IF_ERROR(w->Listen(address, port).Annotate("relay port"));

@@ -80,7 +80,7 @@ RelayWorker::RelayWorker(RelayNode& node, size_t index, asio::io_context& io)
 
 RelayWorker::~RelayWorker() = default;
 
-Status RelayWorker::Listen(const asio::ip::address_v4& address, uint16_t port) {
+Status RelayWorker::Listen(const asio::ip::address& address, uint16_t port) {
   VSC_ASSIGN_OR_RETURN(listener_,
                        net::TcpListener::Listen(io_, asio::ip::tcp::endpoint(address, port), true));
   listener_->Start([this](asio::ip::tcp::socket socket) {

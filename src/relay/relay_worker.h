@@ -36,7 +36,7 @@ class RelayWorker {
   RelayWorker(RelayNode& node, size_t index, asio::io_context& io);
   ~RelayWorker();
 
-  Status Listen(const asio::ip::address_v4& address, uint16_t port);
+  Status Listen(const asio::ip::address& address, uint16_t port);
   uint16_t port() const { return listener_ ? listener_->local_port() : 0; }
   void Stop();
   void SetView(RingViewPtr view);

@@ -31,7 +31,7 @@ proto::Register FakeReplica::Register() const {
   auto add = [&](const char* service, uint32_t port) {
     auto* e = r.add_endpoints();
     e->set_service(service);
-    e->set_host("127.0.0.1");
+    e->set_host(host);
     e->set_port(port);
   };
   add("lookup-udp", 9000);

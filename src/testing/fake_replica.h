@@ -46,10 +46,11 @@ struct FakeReplica {
   std::map<std::string, uint64_t> keys;
   uint64_t gaps = 0;             // entries received that did not follow `applied` (a director bug)
   uint16_t sql_udp_port = 9001;  // where the director forwards reads (a test's socket)
+  std::string host = "127.0.0.1";   // the address its endpoints name ("::1": an IPv6 replica)
   std::vector<std::string> schema;  // sent in its Register (a promoting director adopts it)
 
   // Registers with the endpoints lookup-udp 9000, sql-udp `sql_udp_port`, http 9002 on
-  // 127.0.0.1 and the capability "sql", at its current applied seq and digest.
+  // `host` and the capability "sql", at its current applied seq and digest.
   proto::Register Register() const;
   proto::Heartbeat Heartbeat();
   // Applies every Replicate received so far; the ack, or nullopt when nothing new came.

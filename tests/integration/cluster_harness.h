@@ -112,8 +112,8 @@ class UdpProbe {
   UdpProbe(UniqueFd fd, uint16_t port, bool ipv6)
       : fd_(std::move(fd)), local_port_(port), ipv6_(ipv6) {}
   UniqueFd fd_;
-  bool ipv6_ = false;
   uint16_t local_port_ = 0;
+  bool ipv6_ = false;
 };
 
 // Sends one lookup request (2 random ids out of 1..kRecords+5000) every `interval` to

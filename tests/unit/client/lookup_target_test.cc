@@ -30,10 +30,13 @@ TEST(LookupTargetTest, RefusesMalformedTargetsWithAHint) {
 }
 
 TEST(LookupTargetTest, ResolvesLoopbackAndRefusesUnknownNames) {
-  auto a = ResolveIPv4("127.0.0.1", 9);
+  auto a = ResolveHost("127.0.0.1", 9);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(FormatAddress(*a), "127.0.0.1:9");
-  EXPECT_FALSE(ResolveIPv4("no-such-host.invalid", 9).ok());
+  auto named = ResolveHost("localhost", 9);
+  ASSERT_TRUE(named.ok()) << named.status().ToString();
+  EXPECT_EQ(FormatAddress(*named), "127.0.0.1:9");
+  EXPECT_FALSE(ResolveHost("no-such-host.invalid", 9).ok());
 }
 
 TEST(LookupTargetTest, ResolveHostTakesIpv6LiteralsBareOrBracketed) {

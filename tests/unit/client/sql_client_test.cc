@@ -285,7 +285,20 @@ TEST(SqlDirectorTest, ParsesHostAndPorts) {
   d = ParseSqlDirector("h:9000,9001");
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->read_port, 9001);
-  for (const char* bad : {"", ":1", "h:", "h:0", "h:70000", "h:1,", "h:1,x", "h:a"}) {
+  d = ParseSqlDirector("::1");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->host, "::1");
+  EXPECT_EQ(d->write_port, 7300);
+  d = ParseSqlDirector("[::1]");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->host, "[::1]");
+  d = ParseSqlDirector("[fd00::7]:9000,9001");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->host, "[fd00::7]");
+  EXPECT_EQ(d->write_port, 9000);
+  EXPECT_EQ(d->read_port, 9001);
+  for (const char* bad : {"", ":1", "h:", "h:0", "h:70000", "h:1,", "h:1,x", "h:a", "[::1",
+                          "[]:9000", "[::1]9000", "[::1]:", "[::1]:0"}) {
     EXPECT_FALSE(ParseSqlDirector(bad).ok()) << bad;
   }
 }

@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "net/endpoint.h"
 #include "proto/envelope.h"
 #include "proto/lookup_codec.h"
 #include "unit/client/lookup_responder.h"
@@ -26,17 +28,31 @@ using namespace std::chrono_literals;
 using Bytes = std::vector<uint8_t>;
 using testing::FakeReplica;
 
-// A datagram socket on 127.0.0.1 (port 0): a replica's sql-udp port, or a client.
+enum class UdpFamily { kV4, kV6 };
+
+// A datagram socket on 127.0.0.1 or ::1 (port 0): a replica's sql-udp port, or a client.
 class Udp {
  public:
-  Udp() : fd_(vsc::testing::BoundSocket(SOCK_DGRAM)) {
+  explicit Udp(UdpFamily family = UdpFamily::kV4) : v6_(family == UdpFamily::kV6) {
+    if (v6_) {
+      fd_ = UniqueFd(::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+      net::SockAddr local = Loopback6(0);
+      EXPECT_EQ(::bind(fd_.get(), local.get(), local.length()), 0) << "bind [::1]:0";
+    } else {
+      fd_ = UniqueFd(vsc::testing::BoundSocket(SOCK_DGRAM));
+    }
     net::testing::SetRecvTimeout(fd_.get(), std::chrono::seconds(10));
   }
-  uint16_t port() const { return vsc::testing::LocalPort(fd_.get()); }
+  uint16_t port() const {
+    net::SockAddr local;
+    socklen_t len = sizeof(local);
+    ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&local), &len);
+    return local.port();
+  }
+  // Sends to the loopback address of this socket's family.
   void SendTo(uint16_t port, const Bytes& bytes) {
-    const sockaddr_in to = net::testing::Loopback(port);
-    ASSERT_EQ(::sendto(fd_.get(), bytes.data(), bytes.size(), 0,
-                       reinterpret_cast<const sockaddr*>(&to), sizeof(to)),
+    const net::SockAddr to = v6_ ? Loopback6(port) : net::SockAddr(net::testing::Loopback(port));
+    ASSERT_EQ(::sendto(fd_.get(), bytes.data(), bytes.size(), 0, to.get(), to.length()),
               static_cast<ssize_t>(bytes.size()));
   }
   // The next datagram; nullopt when none came within 10 s.
@@ -54,6 +70,15 @@ class Udp {
   }
 
  private:
+  static net::SockAddr Loopback6(uint16_t port) {
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_loopback;
+    a.sin6_port = htons(port);
+    return a;
+  }
+
+  bool v6_;
   UniqueFd fd_;
 };
 
@@ -73,9 +98,10 @@ class ReadRouterTest : public testing::ReplicatorFixture {
 
   // Binds and starts the router, wired to the replicator's progress as the Director does it,
   // then runs the loop.
-  void Start(ReadRouterOptions options = {}) {
+  // `address`: "::1" an IPv6 port, "::" a dual-stack one.
+  void Start(ReadRouterOptions options = {}, const std::string& address = "127.0.0.1") {
     auto socket =
-        ReadRouter::Bind(io_, asio::ip::udp::endpoint(asio::ip::make_address_v4("127.0.0.1"), 0));
+        ReadRouter::Bind(io_, asio::ip::udp::endpoint(asio::ip::make_address(address), 0));
     ASSERT_TRUE(socket.ok()) << socket.status().ToString();
     router_ = std::make_unique<ReadRouter>(io_, testing::TestKey(), clock_, *rep_, options);
     rep_->SetListeners({}, [this] { router_->OnProgress(); });
@@ -84,9 +110,11 @@ class ReadRouterTest : public testing::ReplicatorFixture {
   }
 
   // A replica whose sql-udp port is `socket`, registered on the loop.
-  FakeReplica JoinReplica(const std::string& id, const Udp& socket) {
+  FakeReplica JoinReplica(const std::string& id, const Udp& socket,
+                          const std::string& host = "127.0.0.1") {
     FakeReplica r = MakeReplica(id);
     r.sql_udp_port = socket.port();
+    r.host = host;
     OnLoop([&] { return Join(r).needs_catch_up(); });
     return r;
   }
@@ -129,7 +157,7 @@ class ReadRouterTest : public testing::ReplicatorFixture {
       ADD_FAILURE() << "no forward header: " << header.status().ToString();
       return std::nullopt;
     }
-    Forwarded f{*header, Bytes(d->begin() + proto::kForwardHeaderSize, d->end())};
+    Forwarded f{*header, Bytes(d->begin() + static_cast<ptrdiff_t>(header->size()), d->end())};
     auto opened = proto::EnvelopeCodec(testing::TestKey()).Open(f.envelope);
     if (!opened.ok() || !opened->message.has_read_request()) {
       ADD_FAILURE() << "the forwarded request does not open";
@@ -296,6 +324,66 @@ TEST_F(ReadRouterTest, UnauthenticatedAndGarbledDatagramsAreDroppedAndCounted) {
   EXPECT_EQ(Get(Counters().dropped_unauthenticated), 1u);
   EXPECT_EQ(Get(Counters().dropped_malformed), 2u);
   EXPECT_EQ(Get(Counters().forwarded), 1u);
+}
+
+std::array<uint8_t, 16> Ipv6Loopback() {
+  std::array<uint8_t, 16> a{};
+  a[15] = 1;
+  return a;
+}
+
+TEST_F(ReadRouterTest, AnIpv6ClientIsNamedToAnIpv6ReplicaInTheHeadersIpv6Form) {
+  Start({}, "::1");
+  Udp rs1(UdpFamily::kV6), client(UdpFamily::kV6);
+  FakeReplica a = JoinReplica("rs1", rs1, "::1");
+  const Bytes datagram = Read(1);
+  Send(client, datagram);
+  auto f = NextForwarded(rs1);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->header.ipv6);
+  EXPECT_EQ(f->header.client_ip6, Ipv6Loopback());
+  EXPECT_EQ(f->header.client_port, client.port());
+  EXPECT_EQ(f->envelope, datagram) << "the request must travel unchanged after 24 bytes";
+  // The director's own answers go back to the IPv6 client too.
+  Send(client, Read(2, /*min_seq=*/9));
+  auto r = NextAnswer(client);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->request_id(), 2u);
+  EXPECT_EQ(Get(Counters().dropped_malformed), 0u);
+}
+
+TEST_F(ReadRouterTest, ADualStackPortServesBothFamiliesOfClientsAndReplicas) {
+  Start({}, "::");
+  Udp rs1, client4, client6(UdpFamily::kV6);
+  FakeReplica a = JoinReplica("rs1", rs1);  // an IPv4 replica, reached IPv4-mapped
+  Send(client4, Read(1));
+  auto f = NextForwarded(rs1);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->header.ipv6) << "an IPv4 client (IPv4-mapped on the socket) gets the v1 form";
+  EXPECT_EQ(f->header.client_ip, 0x7f000001u);
+  EXPECT_EQ(f->header.client_port, client4.port());
+  Send(client6, Read(2));
+  f = NextForwarded(rs1);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->header.ipv6);
+  EXPECT_EQ(f->header.client_ip6, Ipv6Loopback());
+  EXPECT_EQ(f->request_id, 2u);
+  EXPECT_EQ(Get(Counters().send_errors), 0u);
+}
+
+TEST_F(ReadRouterTest, AnIpv4PortDoesNotChooseAnIpv6Replica) {
+  Start();
+  Udp rs6(UdpFamily::kV6), rs4, client;
+  FakeReplica a = JoinReplica("rs1", rs6, "::1");
+  FakeReplica b = JoinReplica("rs2", rs4);
+  for (uint64_t id = 1; id <= 4; ++id) {
+    Send(client, Read(id));
+    auto f = NextForwarded(rs4);
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->request_id, id);
+  }
+  EXPECT_FALSE(rs6.Readable(0ms)) << "an IPv4 socket cannot send to an IPv6 replica";
+  EXPECT_EQ(Get(Counters().send_errors), 0u);
 }
 
 }  // namespace
