@@ -30,7 +30,7 @@ std::vector<SyncRecord> NewClients() {
     SyncRecord& r = out[i];
     r.kind = SyncKind::kTemplate;
     r.service = {vservice::Proto::kTcp, vservice::IpAddress::V4(0x0a000064), 443};
-    r.template_key = 0xc0a80000u + static_cast<uint32_t>(i * 7);
+    r.client = {vservice::IpAddress::V4(0xc0a80000u + static_cast<uint32_t>(i * 7)), 0};
     r.dest = {vservice::IpAddress::V4(0x0a000010u + static_cast<uint32_t>(i % 4)), 8443};
     r.expires_in = std::chrono::milliseconds(300000);
   }
@@ -89,11 +89,12 @@ void BM_SharedPick(benchmark::State& state) {
   const auto backends = Backends();
   auto s = std::move(sched::MakeScheduler("wlc")).value();
   s->Rebuild(backends);
-  SharedPersistence table(Options());
+  SharedPersistence table(Options(), vservice::Family::kV4);
   TimePoint now(std::chrono::seconds(1000));
   uint32_t i = 0;
   for (auto _ : state) {
-    auto p = table.Pick(*s, backends, {0x0A000000u + (i++ & 8191), 0}, now);
+    const uint32_t client = 0x0A000000u + (i++ & 8191);
+    auto p = table.Pick(*s, backends, {client, 0}, vservice::IpAddress::V4(client), now);
     benchmark::DoNotOptimize(p);
     now += std::chrono::microseconds(1);
   }

@@ -6,17 +6,12 @@
 #include "director/session_hints.h"
 #include "director/shared_persistence.h"
 #include "director/sync_outbox.h"
-#include "sched/hash.h"
 
 namespace vsc::director {
 
 sched::Flow FlowOf(const vservice::AddrPort& client, int prefix_len) {
   if (client.addr.is_v4()) return {client.addr.v4(), client.port};
-  const vservice::IpAddress masked = client.addr.Masked(prefix_len);
-  const auto& b = masked.bytes();
-  uint64_t h = 0;
-  for (size_t i = 0; i < b.size(); ++i) h = sched::SaltedHash(h ^ b[i], i);
-  return {static_cast<uint32_t>(h ^ (h >> 32)), client.port};
+  return {FoldNetwork(client.addr.Masked(prefix_len)), client.port};
 }
 
 void DestPicker::OnView(ServiceViewPtr view) {
@@ -54,13 +49,14 @@ std::optional<size_t> DestPicker::Pick(const vservice::AddrPort& client, TimePoi
   const int prefix = view_->config.persistence ? view_->config.persistence->prefix_len : 128;
   const sched::Flow flow = FlowOf(client, prefix);
   if (!view_->persistence) return scheduler_->Pick(backends_, flow);
+  const vservice::IpAddress network = client.addr.Masked(prefix);
   const SharedPersistence::Picked picked =
-      view_->persistence->Pick(*scheduler_, backends_, flow, now);
+      view_->persistence->Pick(*scheduler_, backends_, flow, network, now);
   if (picked.note && view_->sync) {
     SyncRecord r;
     r.kind = SyncKind::kTemplate;
     r.service = view_->key;
-    r.template_key = picked.key;
+    r.client = {network, 0};
     r.dest = view_->dests[*picked.index].dest;
     r.expires_in = std::chrono::duration_cast<std::chrono::milliseconds>(
         view_->persistence->options().timeout);
@@ -81,15 +77,16 @@ std::optional<size_t> DestPicker::Hinted(const std::optional<vservice::AddrPort>
 
 std::vector<PersistenceTemplate> ListTemplates(const ServiceView& view, TimePoint now) {
   std::vector<PersistenceTemplate> out;
-  if (!view.persistence || !view.key.vip.is_v4()) return out;
-  view.persistence->ForEach([&](uint32_t network, uint64_t backend_key, TimePoint expiry) {
-    if (expiry <= now) return;
-    for (const DestView& d : view.dests) {
-      if (d.backend.key != backend_key) continue;
-      out.push_back({{vservice::IpAddress::V4(network), 0}, d.dest, expiry - now});
-      return;
-    }
-  });
+  if (!view.persistence) return out;
+  view.persistence->ForEach(
+      [&](const vservice::IpAddress& network, uint64_t backend_key, TimePoint expiry) {
+        if (expiry <= now) return;
+        for (const DestView& d : view.dests) {
+          if (d.backend.key != backend_key) continue;
+          out.push_back({{network, 0}, d.dest, expiry - now});
+          return;
+        }
+      });
   return out;
 }
 

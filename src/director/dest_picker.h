@@ -25,13 +25,12 @@
 namespace vsc::director {
 
 // The scheduler's flow for a client address: IPv4 as is, IPv6 folded to 32 bits after the
-// persistence prefix is applied (so the whole prefix maps to one persistence template).
+// persistence prefix is applied (FoldNetwork: the whole prefix maps to one template).
 sched::Flow FlowOf(const vservice::AddrPort& client, int prefix_len);
 
 // The persistence templates of a view's service still live at `now` (ipvsadm -L -c's NONE
-// entries): the client's network (its address masked, port 0) and the destination it sticks
-// to. IPv4 services only: an IPv6 client's network is folded into its 32-bit flow key and
-// cannot be shown.
+// entries): the client's network (its address masked, port 0, IPv4 or IPv6) and the
+// destination it sticks to.
 struct PersistenceTemplate {
   vservice::AddrPort network;
   vservice::AddrPort dest;

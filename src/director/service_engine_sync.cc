@@ -43,8 +43,7 @@ bool ServiceEngine::AdoptSynced(const SyncRecord& r) {
   const TimePoint expiry = now + r.expires_in;
   if (r.kind == SyncKind::kTemplate) {
     if (!run.persistence) return false;
-    run.persistence->Adopt(r.template_key, dest->backend.key, expiry, now);
-    return true;
+    return run.persistence->Adopt(r.client.addr, dest->backend.key, expiry, now);
   }
   if (!run.session_hints) return false;
   run.session_hints->Adopt(r.client, r.dest, expiry, now);

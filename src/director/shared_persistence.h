@@ -27,28 +27,42 @@
 
 namespace vsc::director {
 
+// The 32-bit key of an IPv6 network (already masked) in a persistence table and in the
+// schedulers' flows; an IPv4 network is its own key.
+uint32_t FoldNetwork(const vservice::IpAddress& network);
+
 class SharedPersistence {
  public:
   // `options` as sched::PersistenceTable::Create accepts them (the service table validated
-  // them); anything else aborts.
-  explicit SharedPersistence(const sched::PersistenceOptions& options);
+  // them); anything else aborts. `family`: the service's; an IPv6 table keeps each folded
+  // key's network beside it, so its templates can be listed and sent to peers whole.
+  SharedPersistence(const sched::PersistenceOptions& options, vservice::Family family);
 
   struct Picked {
     std::optional<size_t> index;  // into `backends`, as sched::PickPersistent
     bool note = false;            // pass this template on to the peers
-    uint32_t key = 0;             // the template's key (the client's network)
   };
+  // `network`: the client's address masked to the service's persistence prefix; `flow` the
+  // scheduler's flow for it (FlowOf).
   Picked Pick(sched::Scheduler& scheduler, std::span<const sched::Backend> backends,
-              const sched::Flow& flow, TimePoint now);
+              const sched::Flow& flow, const vservice::IpAddress& network, TimePoint now);
 
-  // A peer's template (sched::PersistenceTable::Adopt).
-  void Adopt(uint32_t key, uint64_t backend_key, TimePoint expiry, TimePoint now);
+  // A peer's template (sched::PersistenceTable::Adopt); false, adopting nothing, when the
+  // network is not of the service's family.
+  bool Adopt(const vservice::IpAddress& network, uint64_t backend_key, TimePoint expiry,
+             TimePoint now);
 
-  // Calls f(key, backend_key, expiry) for every template, under the lock.
+  // Calls f(network, backend_key, expiry) for every template, under the lock.
   template <typename F>
   void ForEach(F&& f) const {
     std::lock_guard lock(mu_);
-    table_.ForEach(f);
+    table_.ForEach([&](uint32_t key, uint64_t backend_key, TimePoint expiry) {
+      if (family_ == vservice::Family::kV4) {
+        f(vservice::IpAddress::V4(key), backend_key, expiry);
+      } else if (auto it = networks_.find(key); it != networks_.end()) {
+        f(it->second, backend_key, expiry);
+      }
+    });
   }
 
   size_t size() const;
@@ -58,14 +72,18 @@ class SharedPersistence {
   // Sweeps expired templates (and their notes) every 1024 picks, under the lock.
   void SweepLocked(TimePoint now);
 
+  uint32_t KeyOf(const vservice::IpAddress& network) const;
+
   mutable std::mutex mu_;
   sched::PersistenceTable table_;
-  std::unordered_map<uint32_t, TimePoint> noted_;  // template key -> when last noted
+  vservice::Family family_;
+  std::unordered_map<uint32_t, TimePoint> noted_;               // template key -> when last noted
+  std::unordered_map<uint32_t, vservice::IpAddress> networks_;  // IPv6: key -> its network
   uint32_t picks_since_sweep_ = 0;
 };
 
 // The table for a service of `family` with persistence `p`: IPv4 networks masked to p's prefix,
-// IPv6 networks folded to 32 bits after it (dest_picker.h's FlowOf) and kept whole.
+// IPv6 networks masked to it, then folded to 32 bits (FoldNetwork) and kept whole.
 std::shared_ptr<SharedPersistence> MakeSharedPersistence(vservice::Family family,
                                                          const vservice::Persistence& p,
                                                          bool expire_quiescent);

@@ -34,14 +34,8 @@ void Encode(const SyncRecord& r, proto::SyncRecord& out) {
   out.set_protocol(static_cast<uint32_t>(r.service.proto));
   out.set_vip(AddressBytes(r.service.vip));
   out.set_vport(r.service.port);
-  if (r.kind == SyncKind::kTemplate) {
-    const uint32_t k = r.template_key;
-    const char key[4] = {char(k >> 24), char(k >> 16), char(k >> 8), char(k)};
-    out.set_client(std::string(key, 4));
-  } else {
-    out.set_client(AddressBytes(r.client.addr));
-    out.set_client_port(r.client.port);
-  }
+  out.set_client(AddressBytes(r.client.addr));  // a template's network: port 0
+  out.set_client_port(r.client.port);
   out.set_dest(AddressBytes(r.dest.addr));
   out.set_dest_port(r.dest.port);
   out.set_expires_in_ms(static_cast<uint32_t>(std::min(r.expires_in, kMaxSyncLife).count()));
@@ -61,15 +55,11 @@ std::optional<SyncRecord> Decode(const proto::SyncRecord& in) {
   r.service.vip = *vip;
   r.service.port = *vport;
   r.dest = {*dest, *dest_port};
-  if (r.kind == SyncKind::kTemplate) {
-    if (in.client().size() != 4 || in.client_port() != 0) return std::nullopt;
-    for (unsigned char c : in.client()) r.template_key = (r.template_key << 8) | c;
-  } else {
-    auto client = AddressOf(in.client());
-    auto client_port = PortOf(in.client_port());
-    if (!client || !client_port) return std::nullopt;
-    r.client = {*client, *client_port};
-  }
+  auto client = AddressOf(in.client());
+  auto client_port = PortOf(in.client_port());
+  if (!client || !client_port) return std::nullopt;
+  if (r.kind == SyncKind::kTemplate && *client_port != 0) return std::nullopt;
+  r.client = {*client, *client_port};
   r.expires_in = std::chrono::milliseconds(in.expires_in_ms());
   if (r.expires_in <= std::chrono::milliseconds::zero() || r.expires_in > kMaxSyncLife) {
     return std::nullopt;

@@ -21,10 +21,8 @@ enum class SyncKind : uint8_t {
 struct SyncRecord {
   SyncKind kind = SyncKind::kTemplate;
   vservice::ServiceKey service;
-  // A template: the 32-bit key of its table (sched::PersistenceTable), that is the client's
-  // IPv4 network, or an IPv6 network folded as dest_picker.h's FlowOf folds it. A session: the
-  // client's address and port.
-  uint32_t template_key = 0;
+  // A template: the client's network (its address masked to the service's persistence prefix,
+  // IPv4 or IPv6) and port 0. A session: the client's address and port.
   vservice::AddrPort client;
   vservice::AddrPort dest;
   std::chrono::milliseconds expires_in{0};

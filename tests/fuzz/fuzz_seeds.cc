@@ -348,7 +348,7 @@ void SyncSeeds() {
   SyncRecord t;
   t.kind = SyncKind::kTemplate;
   t.service = {vsc::vservice::Proto::kTcp, IpAddress::V4(0x0a000001), 80};
-  t.template_key = 0xc0a80700;
+  t.client = {IpAddress::V4(0xc0a80700), 0};
   t.dest = {IpAddress::V4(0x0a000102), 8080};
   t.expires_in = std::chrono::milliseconds(300000);
   SyncRecord s;
@@ -361,7 +361,9 @@ void SyncSeeds() {
   Write("sync_batch_fuzz", "template_and_session",
         Msg(vsc::director::PackSync(both).at(0).sync_batch()));
   std::vector<SyncRecord> many(40, t);
-  for (size_t i = 0; i < many.size(); ++i) many[i].template_key += static_cast<uint32_t>(i);
+  for (size_t i = 0; i < many.size(); ++i) {
+    many[i].client.addr = IpAddress::V4(0xc0a80700 + static_cast<uint32_t>(i));
+  }
   Write("sync_batch_fuzz", "full_datagram", Msg(vsc::director::PackSync(many).at(0).sync_batch()));
 }
 

@@ -1,9 +1,9 @@
 // IPv6 virtual services as an operator drives them (issue 12, "IPv4 and IPv6 alike"), with a
 // real `vsc director` process: a TOML [[service]] on "[::1]:PORT", ipvsadm's verbs with
 // bracketed addresses through `vsc adm` (-A, -a, -L -n, -S -n, -C, -R), persistence with an
-// IPv6 prefix length (-M 64), the admin API's GET and PUT of an IPv6 key, the refusal of a
-// destination of the other family, and the table across a restart. The commands are those of
-// docs/operations.md's IPv6 example.
+// IPv6 prefix length (-M 64) and its templates in -L -c, the admin API's GET and PUT of an IPv6
+// key, the refusal of a destination of the other family, and the table across a restart. The
+// commands are those of docs/operations.md's IPv6 example.
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
@@ -96,6 +96,33 @@ TEST_F(ServicesIpv6Test, Ipv6ServicesThroughTomlVscAdmAndTheAdminApi) {
   EXPECT_EQ(put_status, 200) << put_body;
   // A merge patch: the scheduler changes, the persistence stays.
   EXPECT_NE(Saved().find("-A -t " + vip + " -s wlc -p 300 -M 64\n"), std::string::npos) << Saved();
+
+  // A client of the persistent service: -L -c lists its template with the whole network (::1
+  // masked to /64 is ::) beside its connection.
+  {
+    auto port_of = [](const std::string& ap) {
+      return static_cast<uint16_t>(std::stoi(ap.substr(ap.rfind(':') + 1)));
+    };
+    asio::io_context io;
+    asio::ip::tcp::acceptor backend(io, {asio::ip::address_v6::loopback(), port_of(rip)});
+    std::string listing;
+    ASSERT_TRUE(WaitUntil(  // its connect check, every second, finds it listening
+        [&] {
+          listing = Adm({"-L", "-n"}).second;
+          return !ConnectionLine(listing, {"  -> " + rip, " UP"}).empty();
+        },
+        20s, 100ms))
+        << listing;
+    asio::ip::tcp::socket client(io);
+    client.connect({asio::ip::address_v6::loopback(), port_of(vip)});
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          listing = Adm({"-L", "-c", "-n"}).second;
+          return !ConnectionLine(listing, {"TCP ", "NONE", "[::]:0 ", vip, rip}).empty();
+        },
+        10s, 50ms))
+        << listing;
+  }
 
   // -S | -R: cleared, restored from the saved text, the same table; a restart keeps it.
   EXPECT_EQ(Adm({"-C"}).first, 0);

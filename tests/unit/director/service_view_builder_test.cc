@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -42,6 +43,13 @@ ServiceViewPtr WithTable(const VirtualService& vs, std::shared_ptr<ServiceView> 
   }
   view->persistence = table;
   return view;
+}
+
+// `vs` under rr with persistence: 60 s, clients grouped by `prefix_len` (-M).
+VirtualService PersistentRr(VirtualService vs, int prefix_len) {
+  vs.config.scheduler = "rr";
+  vs.config.persistence = vservice::Persistence{60, prefix_len};
+  return vs;
 }
 
 std::vector<DestInputs> Inputs(size_t n) {
@@ -382,9 +390,7 @@ TEST(FlowsToEnd, ARemovedSorryServerEndsItsFlowsUnderExpireNodestConn) {
 // ipvsadm -L -c's templates: a persistent client's network (masked by -M, port 0), the
 // destination it sticks to, the time left; gone once expired.
 TEST(DestPicker, TemplatesListEachClientNetworkAndItsDestination) {
-  VirtualService vs = Service(2);
-  vs.config.scheduler = "rr";
-  vs.config.persistence = vservice::Persistence{60, 24};
+  const VirtualService vs = PersistentRr(Service(2), 24);
   std::shared_ptr<SharedPersistence> table;
   const ServiceViewPtr view = WithTable(vs, BuildServiceView(vs, Inputs(2), 1), table);
   DestPicker p({});
@@ -404,6 +410,42 @@ TEST(DestPicker, TemplatesListEachClientNetworkAndItsDestination) {
   (void)other.Pick({IpAddress::V4(0xc0a80209), 1}, TimePoint{});  // moves rr's cursor
   EXPECT_EQ(other.Pick({IpAddress::V4(0xc0a80177), 2}, TimePoint{} + std::chrono::seconds(1)),
             first);
+}
+
+// The same on IPv6 (-M as a prefix length): clients of one /64 share a template, listed with
+// the whole network; a peer's template for another network is adopted and listed too, one of
+// the other family is refused.
+TEST(DestPicker, Ipv6TemplatesListTheirWholeNetwork) {
+  auto v6 = [](const char* text) { return *IpAddress::Parse(text); };
+  VirtualService v6_service;
+  v6_service.key = ServiceKey{vservice::Proto::kTcp, v6("2001:db8::fe"), 80};
+  v6_service.dests[{v6("2001:db8::1"), 80}] = DestConfig{};
+  v6_service.dests[{v6("2001:db8::2"), 80}] = DestConfig{};
+  const VirtualService vs = PersistentRr(std::move(v6_service), 64);
+  std::shared_ptr<SharedPersistence> table;
+  const ServiceViewPtr view = WithTable(vs, BuildServiceView(vs, Inputs(2), 1), table);
+  DestPicker p({});
+  p.OnView(view);
+  const auto first = p.Pick({v6("2001:db8:1:2::77"), 40000}, TimePoint{});
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(p.Pick({v6("2001:db8:1:2:ffff::1"), 40001}, TimePoint{}), first)
+      << "one /64, one template";
+  auto t = ListTemplates(*view, TimePoint{} + std::chrono::seconds(10));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].network, (AddrPort{v6("2001:db8:1:2::"), 0}));
+  EXPECT_EQ(t[0].dest, view->dests[*first].dest);
+  const size_t other = 1 - *first;
+  EXPECT_TRUE(table->Adopt(v6("2001:db8:9::"), view->dests[other].backend.key,
+                           TimePoint{} + std::chrono::seconds(30), TimePoint{}));
+  EXPECT_FALSE(table->Adopt(IpAddress::V4(0x0a000000), view->dests[other].backend.key,
+                            TimePoint{} + std::chrono::seconds(30), TimePoint{}));
+  EXPECT_EQ(p.Pick({v6("2001:db8:9::5"), 1}, TimePoint{} + std::chrono::seconds(1)), other);
+  t = ListTemplates(*view, TimePoint{} + std::chrono::seconds(10));
+  ASSERT_EQ(t.size(), 2u);
+  std::sort(t.begin(), t.end(), [](const auto& a, const auto& b) { return a.network < b.network; });
+  EXPECT_EQ(t[0].network, (AddrPort{v6("2001:db8:1:2::"), 0}));
+  EXPECT_EQ(t[1].network, (AddrPort{v6("2001:db8:9::"), 0}));
+  EXPECT_EQ(t[1].dest, view->dests[other].dest);
 }
 
 // Schedulers without a table (lc, wlc, ...) build nothing, whatever changes.

@@ -32,7 +32,7 @@ SyncRecord Template(uint32_t key, uint16_t dest_port) {
   SyncRecord r;
   r.kind = SyncKind::kTemplate;
   r.service = {vservice::Proto::kTcp, IpAddress::V4(0x0a000001), 80};
-  r.template_key = key;
+  r.client = {IpAddress::V4(key), 0};
   r.dest = {IpAddress::V4(0x0a000100), dest_port};
   r.expires_in = milliseconds(300000);
   return r;
@@ -75,12 +75,27 @@ TEST(SyncCodec, ARecordThatDoesNotDecodeIsSkippedAndCounted) {
   bad([](proto::SyncRecord& r) { r.set_vip("12345"); });
   bad([](proto::SyncRecord& r) { r.set_dest_port(70000); });
   bad([](proto::SyncRecord& r) { r.set_client("123"); });
+  bad([](proto::SyncRecord& r) { r.set_client_port(5); });  // a template names a network
   bad([](proto::SyncRecord& r) { r.set_expires_in_ms(0); });
   bad([](proto::SyncRecord& r) { r.set_expires_in_ms(2700000000u); });  // over 31 days
   const UnpackedSync u = UnpackSync(batch);
-  EXPECT_EQ(u.malformed, 7u);
+  EXPECT_EQ(u.malformed, 8u);
   ASSERT_EQ(u.records.size(), 1u);
   EXPECT_EQ(u.records[0], Template(1, 80));
+}
+
+TEST(SyncCodec, AnIpv6TemplateTravelsWithItsWholeNetwork) {
+  SyncRecord t = Template(0, 80);
+  t.service.vip = *IpAddress::Parse("2001:db8::fe");
+  t.client = {*IpAddress::Parse("2001:db8:1:2::"), 0};
+  t.dest = {*IpAddress::Parse("2001:db8::1"), 80};
+  const std::vector<proto::Message> packed = PackSync(std::vector{t});
+  ASSERT_EQ(packed.size(), 1u);
+  EXPECT_EQ(packed[0].sync_batch().records(0).client().size(), 16u);
+  const UnpackedSync u = UnpackSync(packed[0].sync_batch());
+  EXPECT_EQ(u.malformed, 0u);
+  ASSERT_EQ(u.records.size(), 1u);
+  EXPECT_EQ(u.records[0], t);
 }
 
 TEST(SessionHints, AHintIsTakenOnceAndOnlyWhileItLives) {
@@ -206,7 +221,7 @@ TEST_F(SyncEngineTest, APeersTemplatesAreFollowedAndUnknownOnesIgnored) {
     SyncRecord r;
     r.kind = SyncKind::kTemplate;
     r.service = Key();
-    r.template_key = 0x7f000000u | host;
+    r.client = {IpAddress::V4(0x7f000000u | host), 0};
     r.dest = Dest(2 - host % 3);  // against rr's A, B, C order
     r.expires_in = milliseconds(60000);
     EXPECT_TRUE(control_.Run([&] { return engine_->AdoptSynced(r); }));
@@ -216,7 +231,7 @@ TEST_F(SyncEngineTest, APeersTemplatesAreFollowedAndUnknownOnesIgnored) {
   }
   SyncRecord unknown;
   unknown.service = Key();
-  unknown.template_key = 0x7f000028;
+  unknown.client = {IpAddress::V4(0x7f000028), 0};
   unknown.dest = Local(1);  // not a destination of the service
   unknown.expires_in = milliseconds(60000);
   EXPECT_FALSE(control_.Run([&] { return engine_->AdoptSynced(unknown); }));
@@ -239,7 +254,7 @@ TEST_F(SyncEngineTest, TemplatesAndSessionsAreNotedAndAPeersSessionIsFollowed) {
   std::vector<SyncRecord> noted = outbox->Take();
   ASSERT_EQ(noted.size(), 1u);
   EXPECT_EQ(noted[0].kind, SyncKind::kTemplate);
-  EXPECT_EQ(noted[0].template_key, 0x7f000032u);
+  EXPECT_EQ(noted[0].client, (vservice::AddrPort{IpAddress::V4(0x7f000032u), 0}));
   EXPECT_EQ(noted[0].dest, Dest(static_cast<size_t>(server[0] - 'A')));
   EXPECT_EQ(noted[0].expires_in, milliseconds(300000));
 
