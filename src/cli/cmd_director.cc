@@ -17,8 +17,9 @@ namespace {
 // The configuration file's text (for its [[service]] tables), or empty without one.
 Result<director::Director::ConfigText> ReadConfigText(const std::string& path) {
   if (path.empty()) return director::Director::ConfigText{};
-  VSC_ASSIGN_OR_RETURN(std::string text, ReadFileText(path));
-  return director::Director::ConfigText{std::move(text), path};
+  auto text = ReadFileText(path);
+  if (!text.ok()) return text.status().Annotate("config file");
+  return director::Director::ConfigText{std::move(text).value(), path};
 }
 
 // The table the director starts with: the saved one, else the file's [[service]] tables.
