@@ -1,6 +1,7 @@
 #include "bench/lookup_bench.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -227,6 +228,25 @@ TEST(LookupBenchTest, RefusedTcpTargetFailsBeforeTheRun) {
   ::close(fd);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kUnavailable);
+}
+
+// An IPv6 target is connected to over IPv6: the refusal names [::1].
+TEST(LookupBenchTest, AnIpv6TcpTargetIsReachedOverIpv6) {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_addr = in6addr_loopback;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);  // not listening
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string target = "tcp://[::1]:" + std::to_string(ntohs(a.sin6_port));
+  RealClock clock;
+  auto r = RunLookupBench(Options(target), clock, nullptr);
+  ::close(fd);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_NE(r.status().message().find("connect [::1]:"), std::string::npos)
+      << r.status().ToString();
 }
 
 TEST(LookupBenchTest, OptionsAreValidated) {
