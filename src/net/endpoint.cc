@@ -90,11 +90,6 @@ std::string ToString(const sockaddr_in& addr) {
 }
 
 // "1.2.3.4:5" or "[::1]:5", as ipvsadm and URLs write an IPv6 address with a port.
-std::string HostPort(const std::string& host, uint16_t port) {
-  const bool v6 = host.find(':') != std::string::npos && !host.starts_with('[');
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 std::string ToString(const asio::ip::udp::endpoint& ep) {
   return HostPort(ep.address().to_string(), ep.port());
 }

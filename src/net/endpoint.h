@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/host_port.h"
 #include "common/status.h"
 
 namespace vsc::net {
@@ -26,7 +27,7 @@ Result<asio::ip::tcp::endpoint> ParseTcpEndpoint(std::string_view host_port);
 // "1.2.3.4:567"; an IPv6 endpoint "[::1]:567".
 std::string ToString(const sockaddr_in& addr);
 // HOST:PORT for a configured host: an IPv6 address ("::1") in brackets, anything else as is.
-std::string HostPort(const std::string& host, uint16_t port);
+using vsc::HostPort;
 std::string ToString(const asio::ip::udp::endpoint& ep);
 std::string ToString(const asio::ip::tcp::endpoint& ep);
 

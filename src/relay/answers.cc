@@ -1,5 +1,7 @@
 #include "relay/answers.h"
 
+#include "common/host_port.h"
+
 namespace vsc::relay {
 
 Frame RefusalFrame(const Frame& request, Refusal why, std::string_view text) {
@@ -32,9 +34,7 @@ Frame TableFrame(uint64_t request_id, uint64_t version, std::vector<uint8_t> tab
 }
 
 std::string EndpointText(const ring::Member& m) {
-  const std::string& host = m.endpoint.host;
-  const bool v6 = host.find(':') != std::string::npos && !host.starts_with('[');
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(m.endpoint.port);
+  return HostPort(m.endpoint.host, m.endpoint.port);
 }
 
 }  // namespace vsc::relay
